@@ -1,0 +1,370 @@
+//! The engine contract: every storage engine kvmark can drive implements it.
+//!
+//! Three layers, after fio's engines and keybench's backends:
+//! - [`EngineInfo`] describes an engine and opens stores; one static entry per
+//!   engine in [`registry`].
+//! - [`Store`] is one open store, shared by every worker of a measurement.
+//! - [`Session`] is one worker's handle on a store. Workers own their session, so
+//!   per-thread state (connections, transactions, scratch buffers) needs no lock.
+//!
+//! Keys and values are byte strings; keys order by unsigned bytewise comparison.
+
+pub mod options;
+pub mod skiplist;
+
+use std::fmt;
+use std::path::PathBuf;
+
+pub use options::EngineOptions;
+
+/// Why an engine call failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A transient "try again" (RocksDB Busy/TryAgain, TidesDB's busy code). The
+    /// harness retries it inside the timed region and counts the retries.
+    Busy,
+    /// Anything else; counted per operation kind and reported.
+    Other,
+}
+
+/// An error returned by an engine call.
+#[derive(Debug, Clone)]
+pub struct EngineError {
+    /// Whether a retry may succeed.
+    pub kind: ErrorKind,
+    /// The engine's own message.
+    pub message: String,
+}
+
+impl EngineError {
+    /// A non-transient error with the engine's message.
+    pub fn other(message: impl Into<String>) -> Self {
+        EngineError {
+            kind: ErrorKind::Other,
+            message: message.into(),
+        }
+    }
+
+    /// A transient error the harness should retry.
+    pub fn busy(message: impl Into<String>) -> Self {
+        EngineError {
+            kind: ErrorKind::Busy,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for EngineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for EngineError {}
+
+/// Result of an engine call.
+pub type EngineResult<T> = Result<T, EngineError>;
+
+/// What a delete learned about the key it removed (DESIGN.md, promise 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Existed {
+    /// The key was present.
+    Yes,
+    /// The key was absent.
+    No,
+    /// The engine cannot tell without an extra read, which the harness does not add.
+    Unknown,
+}
+
+/// How an engine grows a value for `append` / merge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppendMethod {
+    /// A native merge operator: one write, no read.
+    NativeMerge,
+    /// Read, concatenate and write back inside one transaction or under the engine's
+    /// own atomicity.
+    ReadModifyWrite,
+}
+
+impl AppendMethod {
+    /// A short label for `kvmark engines`.
+    pub fn label(self) -> &'static str {
+        match self {
+            AppendMethod::NativeMerge => "native merge operator",
+            AppendMethod::ReadModifyWrite => "read-modify-write in one transaction",
+        }
+    }
+}
+
+/// One tunable of an engine, as listed by `kvmark engines`.
+#[derive(Debug, Clone)]
+pub struct Knob {
+    /// The key as written in `--engine-opt` or a config section.
+    pub name: &'static str,
+    /// The default, read from the linked library where possible.
+    pub default: String,
+    /// One line saying what it does.
+    pub help: &'static str,
+}
+
+/// Rows returned by a range: one reusable flat buffer, so a range allocates nothing
+/// once the buffer has grown to the workload's typical result size.
+#[derive(Debug, Default)]
+pub struct Rows {
+    data: Vec<u8>,
+    // (key start, key len, value len); the value follows its key in `data`.
+    spans: Vec<(usize, usize, usize)>,
+}
+
+impl Rows {
+    /// Empties the buffer, keeping its capacity.
+    pub fn clear(&mut self) {
+        self.data.clear();
+        self.spans.clear();
+    }
+
+    /// Appends one row.
+    pub fn push(&mut self, key: &[u8], val: &[u8]) {
+        let start = self.data.len();
+        self.data.extend_from_slice(key);
+        self.data.extend_from_slice(val);
+        self.spans.push((start, key.len(), val.len()));
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// True when there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// Row `i` as (key, value).
+    pub fn get(&self, i: usize) -> (&[u8], &[u8]) {
+        let (start, klen, vlen) = self.spans[i];
+        (
+            &self.data[start..start + klen],
+            &self.data[start + klen..start + klen + vlen],
+        )
+    }
+
+    /// Iterates the rows in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        (0..self.len()).map(|i| self.get(i))
+    }
+}
+
+/// Values returned by a multi-get, in key order, with holes for misses.
+#[derive(Debug, Default)]
+pub struct Values {
+    data: Vec<u8>,
+    // None for a miss, else (start, len) in `data`.
+    spans: Vec<Option<(usize, usize)>>,
+}
+
+impl Values {
+    /// Empties the buffer, keeping its capacity.
+    pub fn clear(&mut self) {
+        self.data.clear();
+        self.spans.clear();
+    }
+
+    /// Appends a hit.
+    pub fn push_hit(&mut self, val: &[u8]) {
+        let start = self.data.len();
+        self.data.extend_from_slice(val);
+        self.spans.push(Some((start, val.len())));
+    }
+
+    /// Appends a miss.
+    pub fn push_miss(&mut self) {
+        self.spans.push(None);
+    }
+
+    /// Number of entries (hits and misses).
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// True when there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// Entry `i`: the value, or None for a miss.
+    pub fn get(&self, i: usize) -> Option<&[u8]> {
+        self.spans[i].map(|(start, len)| &self.data[start..start + len])
+    }
+}
+
+/// A callback receiving scanned rows; returning `true` stops the scan.
+pub type ScanFn<'a> = dyn FnMut(&[u8], &[u8]) -> bool + 'a;
+
+/// One worker's handle on an open store. All verbs of the contract.
+///
+/// Methods take `&mut self` so a session can keep scratch state (buffers, prepared
+/// statements) without locking. Provided methods are correct fallbacks built from the
+/// single-key verbs; engines override them with native batch or range operations.
+pub trait Session: Send {
+    /// Insert or overwrite.
+    fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()>;
+
+    /// Copies the value into `out` (cleared first) and returns true, or returns false
+    /// when the key is absent.
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool>;
+
+    /// Deletes the key; reports existence only where the engine knows it for free.
+    fn del(&mut self, key: &[u8]) -> EngineResult<Existed>;
+
+    /// Streams rows with `lo <= key < hi` in ascending order to `f`, at most `limit`
+    /// rows (0 = no limit), stopping early when `f` returns true. Returns the number
+    /// of rows delivered.
+    fn scan(&mut self, lo: &[u8], hi: &[u8], limit: usize, f: &mut ScanFn<'_>) -> EngineResult<usize>;
+
+    /// Like `scan`, but collects the rows into `out` (cleared first).
+    fn range(&mut self, lo: &[u8], hi: &[u8], limit: usize, out: &mut Rows) -> EngineResult<()> {
+        out.clear();
+        self.scan(lo, hi, limit, &mut |k, v| {
+            out.push(k, v);
+            false
+        })?;
+        Ok(())
+    }
+
+    /// Looks up every key; `out` (cleared first) receives values in key order.
+    fn mget(&mut self, keys: &[&[u8]], out: &mut Values) -> EngineResult<()> {
+        out.clear();
+        let mut buf = Vec::new();
+        for key in keys {
+            if self.get(key, &mut buf)? {
+                out.push_hit(&buf);
+            } else {
+                out.push_miss();
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes every pair; engines commit them as one write where they can.
+    fn mput(&mut self, pairs: &[(&[u8], &[u8])]) -> EngineResult<()> {
+        for (k, v) in pairs {
+            self.put(k, v)?;
+        }
+        Ok(())
+    }
+
+    /// Deletes every key; returns how many existed, or None where unknown.
+    fn mdel(&mut self, keys: &[&[u8]]) -> EngineResult<Option<usize>> {
+        let mut existed = Some(0usize);
+        for key in keys {
+            existed = match (existed, self.del(key)?) {
+                (Some(n), Existed::Yes) => Some(n + 1),
+                (Some(n), Existed::No) => Some(n),
+                _ => None,
+            };
+        }
+        Ok(existed)
+    }
+
+    /// Appends `suffix` to the value of `key` (a missing key starts empty).
+    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<()>;
+
+    /// Deletes every key with `lo <= key < hi`.
+    fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()>;
+}
+
+/// One open store, shared by every worker of a measurement.
+pub trait Store: Send + Sync {
+    /// A handle for one worker thread.
+    fn session(&self) -> EngineResult<Box<dyn Session>>;
+
+    /// Engine internals as name/value pairs, for the timeline. Every metric the
+    /// engine reports, even when it stays flat.
+    fn stats(&self) -> Vec<(String, f64)> {
+        Vec::new()
+    }
+
+    /// Flushes and closes the store. Errors here are reported, not swallowed.
+    fn close(self: Box<Self>) -> EngineResult<()>;
+}
+
+/// Where and how to open a store.
+#[derive(Debug, Clone)]
+pub struct OpenRequest<'a> {
+    /// A fresh, empty directory for a persistent engine; None for in-memory engines.
+    pub dir: Option<PathBuf>,
+    /// Options for this engine, from `--engine-opt` or its config section.
+    pub options: &'a EngineOptions,
+}
+
+/// Static description of an engine and its constructor.
+pub struct EngineInfo {
+    /// Name used by `--backend`.
+    pub name: &'static str,
+    /// True when the engine stores data on disk and so needs `--data-dir`.
+    pub persistent: bool,
+    /// One line for `kvmark engines`.
+    pub description: &'static str,
+    /// How `append` is implemented.
+    pub append: AppendMethod,
+    /// Whether `del` can report existence without an extra read.
+    pub del_reports_existence: bool,
+    /// The linked library's version.
+    pub version: fn() -> String,
+    /// Every knob with its default.
+    pub knobs: fn() -> Vec<Knob>,
+    /// Opens a store. Unknown option keys must be refused with a message naming the
+    /// engine and the key.
+    pub open: fn(&OpenRequest<'_>) -> EngineResult<Box<dyn Store>>,
+}
+
+impl fmt::Debug for EngineInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EngineInfo").field("name", &self.name).finish()
+    }
+}
+
+/// Every engine compiled into this binary, the reference engine first.
+pub fn registry() -> Vec<&'static EngineInfo> {
+    vec![&skiplist::INFO]
+}
+
+/// Looks an engine up by name.
+pub fn find(name: &str) -> Option<&'static EngineInfo> {
+    registry().into_iter().find(|e| e.name == name)
+}
+
+/// The engine used when `--backend` is not given.
+pub const DEFAULT_ENGINE: &str = "skiplist";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_round_trip() {
+        let mut rows = Rows::default();
+        rows.push(b"a", b"1");
+        rows.push(b"", b"");
+        rows.push(b"\x00\xff", b"xyz");
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows.get(0), (&b"a"[..], &b"1"[..]));
+        assert_eq!(rows.get(1), (&b""[..], &b""[..]));
+        assert_eq!(rows.get(2), (&b"\x00\xff"[..], &b"xyz"[..]));
+        rows.clear();
+        assert!(rows.is_empty());
+    }
+
+    #[test]
+    fn values_keep_holes() {
+        let mut vals = Values::default();
+        vals.push_hit(b"x");
+        vals.push_miss();
+        vals.push_hit(b"");
+        assert_eq!(vals.get(0), Some(&b"x"[..]));
+        assert_eq!(vals.get(1), None);
+        assert_eq!(vals.get(2), Some(&b""[..]));
+    }
+}

@@ -1,0 +1,14 @@
+//! kvmark: a benchmark harness for sorted key-value stores.
+//!
+//! The data flow: a workload file ([`workload`]) drives a [`run::kv::Kv`] verb set
+//! over an engine's [`engine::Session`]; the runner ([`run`]) sweeps the grid of
+//! engines x threads x batch sizes and repeats, recording whole latency histograms
+//! ([`metrics`]) that the reporters ([`report`]) turn into output.
+
+pub mod app;
+pub mod cli;
+pub mod engine;
+pub mod metrics;
+pub mod report;
+pub mod run;
+pub mod workload;

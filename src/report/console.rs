@@ -1,0 +1,233 @@
+//! The human report: a header, a latency table per point, throughput, and a summary
+//! table when the grid has more than one point.
+
+use std::io::{self, Write};
+
+use super::format::{duration_ns, percent, rate};
+use super::{RunInfo, Sink};
+use crate::metrics::{LatencySummary, QUANTILES, Recorder};
+use crate::run::RunOutcome;
+use crate::run::result::{PointResult, PointStatus, SummaryRow};
+use crate::workload::Budget;
+
+/// Writes the human report to any writer (stdout or a file).
+pub struct Console {
+    out: Box<dyn Write>,
+    current_workload: Option<String>,
+}
+
+impl Console {
+    /// A console report written to `out`.
+    pub fn new(out: Box<dyn Write>) -> Self {
+        Console {
+            out,
+            current_workload: None,
+        }
+    }
+}
+
+impl Sink for Console {
+    fn begin(&mut self, info: &RunInfo) -> io::Result<()> {
+        let engines: Vec<String> = info.engines.iter().map(|(n, _)| n.clone()).collect();
+        let budget = match info.budget {
+            Budget::Ops(n) => format!("ops={n}"),
+            Budget::Secs(s) => format!("secs={s}"),
+        };
+        writeln!(
+            self.out,
+            "kvmark {}: {} workload(s), engine={} seed={} repeat={} {budget} users={} items={}{}",
+            info.version,
+            info.workloads.len(),
+            engines.join(","),
+            info.seed,
+            info.repeat,
+            info.users,
+            info.items,
+            if info.seed_once { " seed-once" } else { "" },
+        )?;
+        let threads: Vec<String> = info.threads.iter().map(usize::to_string).collect();
+        let batch = match &info.batch {
+            Some(b) => b.iter().map(usize::to_string).collect::<Vec<_>>().join(","),
+            None => "1 (or the workload's own sweep)".to_string(),
+        };
+        writeln!(self.out, "threads: {}  batch: {batch}", threads.join(","))?;
+        self.out.flush()
+    }
+
+    fn point(&mut self, p: &PointResult) -> io::Result<()> {
+        let out = &mut self.out;
+        let key = &p.key;
+        if self.current_workload.as_deref() != Some(key.workload.as_str()) {
+            writeln!(out, "\n=== {} ===", key.workload)?;
+            self.current_workload = Some(key.workload.clone());
+        }
+        let mut coords = format!(
+            "engine={} {} threads={} batch={}",
+            key.engine, key.engine_version, key.threads, key.batch
+        );
+        if let Some((param, value)) = &key.sweep
+            && param != "batch"
+        {
+            coords.push_str(&format!(" {param}={value}"));
+        }
+        let runs = p.repeats.len();
+        writeln!(
+            out,
+            "\n{coords} (median of {runs} run{})",
+            if runs == 1 { "" } else { "s" }
+        )?;
+
+        if let Some(seed) = p.seed() {
+            writeln!(
+                out,
+                "seed: {} keys in {}, {} keys/s, {} thread{}{}",
+                seed.keys,
+                duration_ns(seed.wall_ns as f64),
+                rate(seed.keys_per_sec()),
+                seed.threads,
+                if seed.threads == 1 { "" } else { "s" },
+                if seed.shared { " (seeded once, shared)" } else { "" },
+            )?;
+        }
+        if p.phases.len() > 1 {
+            for (name, rec) in &p.phases {
+                writeln!(out, "phase {name}:")?;
+                latency_table(out, rec)?;
+            }
+            writeln!(out, "all phases:")?;
+        }
+        latency_table(out, &p.merged)?;
+        if let Some(hit) = p.merged.hit_rate() {
+            writeln!(out, "get hit rate: {}", percent(hit))?;
+        }
+        for (kind, s) in p.merged.used() {
+            if s.errors > 0 {
+                writeln!(
+                    out,
+                    "errors: {} {} of {} ({})",
+                    kind.name(),
+                    s.errors,
+                    s.count(),
+                    s.first_error.as_deref().unwrap_or("")
+                )?;
+            }
+            if s.retries > 0 {
+                writeln!(
+                    out,
+                    "retries: {} {} (busy engine, inside the timed region)",
+                    kind.name(),
+                    s.retries
+                )?;
+            }
+        }
+        throughput(out, p)?;
+        match &p.status {
+            PointStatus::Ok => {}
+            PointStatus::Failed(msg) => writeln!(out, "FAILED: {msg}")?,
+            PointStatus::Interrupted => writeln!(out, "INTERRUPTED: figures cover only what ran before Ctrl-C")?,
+        }
+        out.flush()
+    }
+
+    fn end(&mut self, outcome: &RunOutcome) -> io::Result<()> {
+        if outcome.rows.len() > 1 {
+            summary(&mut self.out, &outcome.rows)?;
+        }
+        for e in &outcome.other_errors {
+            writeln!(self.out, "error: {e}")?;
+        }
+        self.out.flush()
+    }
+}
+
+/// `op count mean p50 p90 p99 p99.9 p99.99 max`, one row per operation kind used.
+fn latency_table(out: &mut dyn Write, rec: &Recorder) -> io::Result<()> {
+    write!(out, "{:<13}{:>10}{:>11}", "op", "count", "mean")?;
+    for (label, _) in QUANTILES {
+        write!(out, "{label:>11}")?;
+    }
+    writeln!(out, "{:>11}", "max")?;
+    for (kind, stats) in rec.used() {
+        let s = LatencySummary::of(&stats.hist);
+        write!(out, "{:<13}{:>10}{:>11}", kind.name(), s.count, duration_ns(s.mean))?;
+        for q in s.quantiles {
+            write!(out, "{:>11}", duration_ns(q as f64))?;
+        }
+        writeln!(out, "{:>11}", duration_ns(s.max as f64))?;
+    }
+    Ok(())
+}
+
+fn throughput(out: &mut dyn Write, p: &PointResult) -> io::Result<()> {
+    let wu = p.wu_per_sec();
+    let ops = p.ops_per_sec();
+    let units: u64 = p.repeats.iter().map(|r| r.units()).sum();
+    let prim: u64 = p.repeats.iter().map(|r| r.prim_ops()).sum();
+    let spread = if p.repeats.len() > 1 {
+        format!(
+            ", min {} max {} over {} runs",
+            rate(wu.min),
+            rate(wu.max),
+            p.repeats.len()
+        )
+    } else {
+        String::new()
+    };
+    if units == prim {
+        writeln!(out, "throughput: {} wu/s (1 op per unit{spread})", rate(wu.median))
+    } else {
+        let per_unit = if units > 0 { prim as f64 / units as f64 } else { 0.0 };
+        writeln!(
+            out,
+            "throughput: {} wu/s{}",
+            rate(wu.median),
+            if spread.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", &spread[2..])
+            }
+        )?;
+        writeln!(
+            out,
+            "            {} ops/s ({per_unit:.2} ops per unit)",
+            rate(ops.median)
+        )
+    }
+}
+
+fn summary(out: &mut dyn Write, rows: &[SummaryRow]) -> io::Result<()> {
+    writeln!(out, "\n=== summary ===")?;
+    writeln!(
+        out,
+        "{:<14} {:<10} {:>7} {:>6} {:<16} {:>12} {:>23} {:>12} {:>7}  status",
+        "workload", "engine", "threads", "batch", "sweep", "wu/s", "wu/s min-max", "ops/s", "errors"
+    )?;
+    for r in rows {
+        let (param, value) = r.key.sweep_columns();
+        let sweep = if param == "-" {
+            "-".to_string()
+        } else {
+            format!("{param}={value}")
+        };
+        let range = if r.repeats > 1 {
+            format!("{}-{}", rate(r.wu.min), rate(r.wu.max))
+        } else {
+            "-".to_string()
+        };
+        writeln!(
+            out,
+            "{:<14} {:<10} {:>7} {:>6} {:<16} {:>12} {:>23} {:>12} {:>7}  {}",
+            r.key.workload,
+            r.key.engine,
+            r.key.threads,
+            r.key.batch,
+            sweep,
+            rate(r.wu.median),
+            range,
+            rate(r.ops.median),
+            r.errors,
+            r.status.word()
+        )?;
+    }
+    Ok(())
+}

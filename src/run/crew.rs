@@ -1,0 +1,509 @@
+//! A crew: the worker threads of one measurement, moving through its steps (the seed,
+//! then each timed phase) in lockstep.
+//!
+//! Every thread builds its program (its Lua state) before the first step; a step
+//! starts on all threads at once when the main thread opens the gate, and its wall time
+//! runs from that moment to the last thread's end. Threads never share anything per
+//! operation: each owns its session, program and recorder, and publishes a relaxed
+//! per-thread unit counter once per chunk for progress and sampling.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_utils::CachePadded;
+use quanta::Clock;
+
+use crate::engine::Store;
+use crate::metrics::Recorder;
+use crate::workload::{Budget, Params, Program, SweepValue, ThreadCtx, Workload, WorkloadError};
+
+use super::kv::Kv;
+
+/// Chunks aim to take between these many nanoseconds: long enough that per-chunk
+/// costs (two clock reads, a counter store, a Rust-to-Lua call) vanish, short enough
+/// that a time budget or Ctrl-C stops workers within about a millisecond.
+const CHUNK_MIN_NS: u64 = 100_000;
+const CHUNK_MAX_NS: u64 = 1_000_000;
+const CHUNK_CAP: u64 = 1 << 16;
+
+/// How often the main thread wakes to check deadlines and Ctrl-C while waiting.
+const POLL: Duration = Duration::from_millis(20);
+
+/// One step every thread of a crew performs.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// Call the workload's load() once per thread.
+    Load,
+    /// Run units of a workload phase until the budget is spent.
+    Run {
+        /// Index into the workload's phases.
+        phase: usize,
+        /// Phase name for reports.
+        name: String,
+        /// Units across all threads, or seconds.
+        budget: Budget,
+    },
+}
+
+impl Step {
+    /// Name for reports.
+    pub fn name(&self) -> &str {
+        match self {
+            Step::Load => "seed",
+            Step::Run { name, .. } => name,
+        }
+    }
+}
+
+/// What one step produced, merged over the crew's threads.
+#[derive(Debug)]
+pub struct StepOutcome {
+    /// Wall time from the common start to the last thread's end.
+    pub wall_ns: u64,
+    /// Units completed (0 for a load step).
+    pub units: u64,
+    /// Units per thread.
+    pub thread_units: Vec<u64>,
+    /// All threads' recorders merged.
+    pub rec: Recorder,
+}
+
+/// How a crew's run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CrewEnd {
+    /// Every step completed.
+    Done,
+    /// A thread failed; the message says how.
+    Failed(String),
+    /// Ctrl-C.
+    Interrupted,
+}
+
+/// Everything a crew produced. Steps that completed are kept even when a later one
+/// failed.
+#[derive(Debug)]
+pub struct CrewOutcome {
+    /// Completed steps, in order (an interrupted step is included, partial).
+    pub steps: Vec<StepOutcome>,
+    /// How it ended.
+    pub end: CrewEnd,
+}
+
+/// Live counters the main thread (and any sampler) reads while a crew runs.
+#[derive(Debug)]
+pub struct Live {
+    /// Units each thread completed in the current step, updated once per chunk.
+    pub units: Vec<CachePadded<AtomicU64>>,
+}
+
+impl Live {
+    fn new(threads: usize) -> Self {
+        Live {
+            units: (0..threads).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
+        }
+    }
+
+    /// Units completed so far in the current step, over all threads.
+    pub fn units(&self) -> u64 {
+        self.units.iter().map(|u| u.load(Ordering::Relaxed)).sum()
+    }
+
+    fn reset(&self) {
+        for u in &self.units {
+            u.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Observes a crew from the main thread: progress lines, samplers.
+pub trait Monitor {
+    /// A step is about to start on every thread.
+    fn step_started(&mut self, _step: &Step, _live: &Live) {}
+    /// Called about once a second while a step runs.
+    fn tick(&mut self, _step: &Step, _elapsed: Duration, _live: &Live) {}
+    /// A step ended on every thread.
+    fn step_finished(&mut self, _step: &Step, _elapsed: Duration) {}
+}
+
+/// A monitor that does nothing.
+pub struct Quiet;
+impl Monitor for Quiet {}
+
+/// What a crew runs and against what.
+pub struct Crew<'a> {
+    /// The workload.
+    pub workload: &'a dyn Workload,
+    /// The open store.
+    pub store: &'a dyn Store,
+    /// ctx knobs.
+    pub params: &'a Params,
+    /// Number of threads.
+    pub threads: usize,
+    /// Batch size for ctx.batch.
+    pub batch: usize,
+    /// The workload sweep value for ctx.
+    pub sweep: Option<(String, SweepValue)>,
+    /// Shared calibrated clock.
+    pub clock: &'a Clock,
+    /// Set by Ctrl-C.
+    pub abort: &'a Arc<AtomicBool>,
+}
+
+enum Msg {
+    Ready(Result<(), String>),
+    StepDone {
+        step: usize,
+        thread: usize,
+        end_raw: u64,
+        units: u64,
+        rec: Recorder,
+        error: Option<WorkloadError>,
+    },
+}
+
+/// Opens steps to the workers. `released` counts opened steps.
+struct Gate {
+    state: Mutex<(usize, bool)>,
+    cv: Condvar,
+}
+
+impl Gate {
+    fn new() -> Self {
+        Gate {
+            state: Mutex::new((0, false)),
+            cv: Condvar::new(),
+        }
+    }
+
+    fn release(&self, steps: usize) {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).0 = steps;
+        self.cv.notify_all();
+    }
+
+    fn cancel(&self) {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).1 = true;
+        self.cv.notify_all();
+    }
+
+    /// Waits until step `i` is open; false when the crew was cancelled instead.
+    fn wait(&self, i: usize) -> bool {
+        let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if g.1 {
+                return false;
+            }
+            if g.0 > i {
+                return true;
+            }
+            g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// The share of `total` units thread `t` of `threads` runs: an even split, the
+/// remainder going one each to the first threads.
+pub fn share(total: u64, threads: usize, t: usize) -> u64 {
+    let n = threads as u64;
+    total / n + u64::from((t as u64) < total % n)
+}
+
+/// Runs `steps` on the crew's threads and gathers their results.
+pub fn run(crew: &Crew<'_>, steps: &[Step], monitor: &mut dyn Monitor) -> CrewOutcome {
+    let n = crew.threads;
+    let gate = Gate::new();
+    let stop_before = AtomicUsize::new(0); // steps with index < this value must stop
+    let live = Live::new(n);
+    let (tx, rx) = mpsc::channel::<Msg>();
+
+    std::thread::scope(|scope| {
+        for t in 0..n {
+            let tx = tx.clone();
+            let (gate, stop_before, live) = (&gate, &stop_before, &live);
+            std::thread::Builder::new()
+                .name(format!("kvmark-w{t}"))
+                .spawn_scoped(scope, move || worker(crew, steps, t, tx, gate, stop_before, live))
+                .expect("spawn a worker thread");
+        }
+        drop(tx);
+        let outcome = lead(crew, steps, &rx, &gate, &stop_before, &live, monitor);
+        gate.cancel();
+        outcome
+    })
+}
+
+/// The main thread's side: starts steps together, enforces time budgets and Ctrl-C,
+/// and merges what workers send back.
+fn lead(
+    crew: &Crew<'_>,
+    steps: &[Step],
+    rx: &mpsc::Receiver<Msg>,
+    gate: &Gate,
+    stop_before: &AtomicUsize,
+    live: &Live,
+    monitor: &mut dyn Monitor,
+) -> CrewOutcome {
+    let n = crew.threads;
+    let mut out = CrewOutcome {
+        steps: Vec::new(),
+        end: CrewEnd::Done,
+    };
+
+    // Every thread must have its program ready before anything is timed.
+    let mut failure = None;
+    for _ in 0..n {
+        match rx.recv() {
+            Ok(Msg::Ready(Ok(()))) => {}
+            Ok(Msg::Ready(Err(e))) => failure = failure.or(Some(e)),
+            Ok(Msg::StepDone { .. }) => unreachable!("no step was released"),
+            Err(_) => failure = failure.or(Some("a worker thread exited unexpectedly".to_string())),
+        }
+    }
+    if let Some(e) = failure {
+        out.end = if crew.abort.load(Ordering::Relaxed) {
+            CrewEnd::Interrupted
+        } else {
+            CrewEnd::Failed(e)
+        };
+        return out;
+    }
+
+    for (i, step) in steps.iter().enumerate() {
+        if crew.abort.load(Ordering::Relaxed) {
+            out.end = CrewEnd::Interrupted;
+            break;
+        }
+        live.reset();
+        monitor.step_started(step, live);
+        let began = Instant::now();
+        let deadline = match step {
+            Step::Run {
+                budget: Budget::Secs(s),
+                ..
+            } => Some(began + Duration::from_secs_f64(*s)),
+            _ => None,
+        };
+        let start_raw = crew.clock.raw();
+        gate.release(i + 1);
+
+        let mut merged = StepOutcome {
+            wall_ns: 0,
+            units: 0,
+            thread_units: vec![0; n],
+            rec: Recorder::new(),
+        };
+        let mut end_raw = start_raw;
+        let mut finished = 0;
+        let mut next_tick = began + Duration::from_secs(1);
+        while finished < n {
+            let now = Instant::now();
+            let mut wake = (now + POLL).min(next_tick);
+            if let Some(d) = deadline {
+                wake = wake.min(d);
+            }
+            match rx.recv_timeout(wake.saturating_duration_since(now)) {
+                Ok(Msg::StepDone {
+                    step: s,
+                    thread,
+                    end_raw: end,
+                    units,
+                    rec,
+                    error,
+                }) => {
+                    debug_assert_eq!(s, i);
+                    finished += 1;
+                    end_raw = end_raw.max(end);
+                    merged.units += units;
+                    merged.thread_units[thread] = units;
+                    merged.rec.merge(&rec);
+                    if let Some(e) = error {
+                        // One failure stops the others; the first message wins.
+                        stop_before.store(i + 1, Ordering::Relaxed);
+                        if out.end == CrewEnd::Done {
+                            out.end = match e {
+                                WorkloadError::Interrupted => CrewEnd::Interrupted,
+                                _ if crew.abort.load(Ordering::Relaxed) => CrewEnd::Interrupted,
+                                other => CrewEnd::Failed(other.to_string()),
+                            };
+                        }
+                    }
+                }
+                Ok(Msg::Ready(_)) => unreachable!("ready is sent once"),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    out.end = CrewEnd::Failed("a worker thread exited unexpectedly".to_string());
+                    break;
+                }
+            }
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                stop_before.store(i + 1, Ordering::Relaxed);
+            }
+            if crew.abort.load(Ordering::Relaxed) {
+                stop_before.store(i + 1, Ordering::Relaxed);
+                if out.end == CrewEnd::Done {
+                    out.end = CrewEnd::Interrupted;
+                }
+            }
+            if now >= next_tick && finished < n {
+                monitor.tick(step, now - began, live);
+                next_tick += Duration::from_secs(1);
+            }
+        }
+        merged.wall_ns = crew.clock.delta_as_nanos(start_raw, end_raw);
+        monitor.step_finished(step, began.elapsed());
+        out.steps.push(merged);
+        if out.end != CrewEnd::Done {
+            break;
+        }
+    }
+    out
+}
+
+/// One worker thread: builds its program, then runs each released step.
+fn worker(
+    crew: &Crew<'_>,
+    steps: &[Step],
+    t: usize,
+    tx: mpsc::Sender<Msg>,
+    gate: &Gate,
+    stop_before: &AtomicUsize,
+    live: &Live,
+) {
+    let ready = crew
+        .store
+        .session()
+        .map_err(|e| format!("cannot open a session on the store: {e}"))
+        .and_then(|session| {
+            let kv = Kv::new(session, crew.clock.clone(), Arc::clone(crew.abort));
+            let ctx = ThreadCtx {
+                params: crew.params.clone(),
+                batch: crew.batch,
+                thread: t,
+                threads: crew.threads,
+                sweep: crew.sweep.clone(),
+            };
+            crew.workload.program(&ctx, kv).map_err(|e| e.to_string())
+        });
+    let mut program = match ready {
+        Ok(p) => {
+            let _ = tx.send(Msg::Ready(Ok(())));
+            p
+        }
+        Err(e) => {
+            let _ = tx.send(Msg::Ready(Err(e)));
+            return;
+        }
+    };
+
+    let mut iter = 0u64;
+    for (i, step) in steps.iter().enumerate() {
+        if !gate.wait(i) {
+            break;
+        }
+        let result = match step {
+            Step::Load => program.load().map(|()| 0).map_err(|e| (0, e)),
+            Step::Run { phase, budget, .. } => {
+                let quota = match budget {
+                    Budget::Ops(total) => Some(share(*total, crew.threads, t)),
+                    Budget::Secs(_) => None,
+                };
+                run_units(
+                    crew,
+                    program.as_mut(),
+                    *phase,
+                    i,
+                    quota,
+                    &mut iter,
+                    stop_before,
+                    &live.units[t],
+                )
+            }
+        };
+        let end_raw = crew.clock.raw();
+        let rec = program.kv().take_recorder();
+        let (units, error) = match result {
+            Ok(units) => (units, None),
+            Err((units, e)) => (units, Some(e)),
+        };
+        let failed = error.is_some();
+        if tx
+            .send(Msg::StepDone {
+                step: i,
+                thread: t,
+                end_raw,
+                units,
+                rec,
+                error,
+            })
+            .is_err()
+            || failed
+        {
+            break;
+        }
+    }
+    // Closing the Lua state happens here, outside any timed step.
+    drop(program.finish());
+}
+
+/// Runs units in adaptive chunks until the quota is done, the phase is exhausted, or
+/// the step is stopped. Returns units done, with the error that ended it if any.
+#[allow(clippy::too_many_arguments)]
+fn run_units(
+    crew: &Crew<'_>,
+    program: &mut dyn Program,
+    phase: usize,
+    step: usize,
+    quota: Option<u64>,
+    iter: &mut u64,
+    stop_before: &AtomicUsize,
+    counter: &AtomicU64,
+) -> Result<u64, (u64, WorkloadError)> {
+    let clock = crew.clock;
+    let mut done = 0u64;
+    let mut chunk = 1u64;
+    loop {
+        if stop_before.load(Ordering::Relaxed) > step || crew.abort.load(Ordering::Relaxed) {
+            break;
+        }
+        let want = match quota {
+            Some(q) if done >= q => break,
+            Some(q) => chunk.min(q - done),
+            None => chunk,
+        };
+        let t0 = clock.raw();
+        let got = program.run(phase, *iter + 1, want).map_err(|e| (done, e))?;
+        let took = clock.delta_as_nanos(t0, clock.raw());
+        done += got;
+        *iter += got;
+        counter.store(done, Ordering::Relaxed);
+        if got < want {
+            break;
+        }
+        if took < CHUNK_MIN_NS {
+            chunk = (chunk * 2).min(CHUNK_CAP);
+        } else if took > CHUNK_MAX_NS {
+            chunk = (chunk / 2).max(1);
+        }
+    }
+    Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn share_is_fair_and_complete() {
+        for total in [0u64, 1, 7, 10, 200_000, 200_001] {
+            for threads in 1..=7 {
+                let shares: Vec<u64> = (0..threads).map(|t| share(total, threads, t)).collect();
+                assert_eq!(shares.iter().sum::<u64>(), total);
+                let (min, max) = (shares.iter().min().unwrap(), shares.iter().max().unwrap());
+                assert!(max - min <= 1, "{total}/{threads}: {shares:?}");
+            }
+        }
+        assert_eq!((0..3).map(|t| share(10, 3, t)).collect::<Vec<_>>(), vec![4, 3, 3]);
+    }
+}

@@ -1,0 +1,324 @@
+//! `Kv`: the timed verb set every workload drives (Lua scripts and declarative specs).
+//!
+//! Each verb reads the clock, makes exactly one engine call (plus busy retries, which
+//! stay inside the timed region and are counted), reads the clock again, and files
+//! the sample in this worker's recorder. Nothing else happens between the two clock
+//! reads: building Lua tables from results, copying keys out of Lua, and so on stay
+//! outside the timed region.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use quanta::Clock;
+
+use crate::engine::{EngineResult, ErrorKind, Existed, Rows, ScanFn, Session, Values};
+use crate::metrics::{OpKind, Recorder};
+
+/// Longest pause between two retries of a busy engine.
+const MAX_BACKOFF: Duration = Duration::from_millis(1);
+
+/// One worker's timed handle on a store.
+pub struct Kv {
+    session: Box<dyn Session>,
+    clock: Clock,
+    rec: Recorder,
+    /// Set when the whole run is being abandoned (Ctrl-C); stops busy retries.
+    abort: Arc<AtomicBool>,
+    get_buf: Vec<u8>,
+    rows: Rows,
+    values: Values,
+}
+
+/// Reads a clock-raw timestamp pair into nanoseconds and records the call.
+macro_rules! timed {
+    ($self:ident, $kind:expr, $prim:expr, $call:expr) => {{
+        let mut retries = 0u64;
+        let start = $self.clock.raw();
+        let result = loop {
+            match $call {
+                Err(e) if e.kind == ErrorKind::Busy && !$self.abort.load(Ordering::Relaxed) => {
+                    retries += 1;
+                    backoff(retries);
+                }
+                other => break other,
+            }
+        };
+        let end = $self.clock.raw();
+        let stats = $self.rec.record($kind, $self.clock.delta_as_nanos(start, end), $prim);
+        stats.retries += retries;
+        if let Err(e) = &result {
+            stats.errors += 1;
+            if stats.first_error.is_none() {
+                stats.first_error = Some(e.message.clone());
+            }
+        }
+        result
+    }};
+}
+
+fn backoff(attempt: u64) {
+    if attempt < 8 {
+        std::thread::yield_now();
+    } else {
+        let micros = 10u64.saturating_mul(1 << (attempt - 8).min(7));
+        std::thread::sleep(Duration::from_micros(micros).min(MAX_BACKOFF));
+    }
+}
+
+impl Kv {
+    /// Wraps a session. `abort` stops busy retries when the run is abandoned.
+    pub fn new(session: Box<dyn Session>, clock: Clock, abort: Arc<AtomicBool>) -> Self {
+        Kv {
+            session,
+            clock,
+            rec: Recorder::new(),
+            abort,
+            get_buf: Vec::new(),
+            rows: Rows::default(),
+            values: Values::default(),
+        }
+    }
+
+    /// True once the run is being abandoned (Ctrl-C).
+    #[inline]
+    pub fn aborted(&self) -> bool {
+        self.abort.load(Ordering::Relaxed)
+    }
+
+    /// The recorder so far.
+    pub fn recorder(&self) -> &Recorder {
+        &self.rec
+    }
+
+    /// Takes the recorder, leaving an empty one (phase and interval boundaries).
+    pub fn take_recorder(&mut self) -> Recorder {
+        std::mem::take(&mut self.rec)
+    }
+
+    /// The clock used for timing (shared calibration, cheap raw reads).
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// put(key, val).
+    #[inline]
+    pub fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
+        let session = &mut self.session;
+        timed!(self, OpKind::Put, 1, session.put(key, val))
+    }
+
+    /// get(key): the value, borrowed until the next call.
+    #[inline]
+    pub fn get(&mut self, key: &[u8]) -> EngineResult<Option<&[u8]>> {
+        let session = &mut self.session;
+        let buf = &mut self.get_buf;
+        let found = timed!(self, OpKind::Get, 1, session.get(key, buf));
+        let stats = self.rec.kind_mut(OpKind::Get);
+        match found {
+            Ok(true) => {
+                stats.hits += 1;
+                Ok(Some(&self.get_buf))
+            }
+            Ok(false) => {
+                stats.misses += 1;
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// del(key).
+    #[inline]
+    pub fn del(&mut self, key: &[u8]) -> EngineResult<Existed> {
+        let session = &mut self.session;
+        timed!(self, OpKind::Del, 1, session.del(key))
+    }
+
+    /// range(lo, hi, limit): rows borrowed until the next call.
+    pub fn range(&mut self, lo: &[u8], hi: &[u8], limit: usize) -> EngineResult<&Rows> {
+        let session = &mut self.session;
+        let rows = &mut self.rows;
+        timed!(self, OpKind::Range, 1, session.range(lo, hi, limit, rows))?;
+        self.rec.kind_mut(OpKind::Range).rows += self.rows.len() as u64;
+        Ok(&self.rows)
+    }
+
+    /// scan(lo, hi, limit, f): the callback runs inside the timed region, necessarily.
+    pub fn scan(&mut self, lo: &[u8], hi: &[u8], limit: usize, f: &mut ScanFn<'_>) -> EngineResult<usize> {
+        let session = &mut self.session;
+        let n = timed!(self, OpKind::Scan, 1, session.scan(lo, hi, limit, f))?;
+        self.rec.kind_mut(OpKind::Scan).rows += n as u64;
+        Ok(n)
+    }
+
+    /// mget(keys): values in key order, borrowed until the next call.
+    pub fn mget(&mut self, keys: &[&[u8]]) -> EngineResult<&Values> {
+        let session = &mut self.session;
+        let values = &mut self.values;
+        timed!(self, OpKind::Mget, keys.len() as u64, session.mget(keys, values))?;
+        let hits = (0..self.values.len()).filter(|&i| self.values.get(i).is_some()).count() as u64;
+        let stats = self.rec.kind_mut(OpKind::Mget);
+        stats.hits += hits;
+        stats.misses += self.values.len() as u64 - hits;
+        Ok(&self.values)
+    }
+
+    /// mput(pairs), committed as one engine write where the engine can.
+    pub fn mput(&mut self, pairs: &[(&[u8], &[u8])]) -> EngineResult<()> {
+        let session = &mut self.session;
+        timed!(self, OpKind::Mput, pairs.len() as u64, session.mput(pairs))
+    }
+
+    /// mdel(keys): how many existed, or None where unknown.
+    pub fn mdel(&mut self, keys: &[&[u8]]) -> EngineResult<Option<usize>> {
+        let session = &mut self.session;
+        timed!(self, OpKind::Mdel, keys.len() as u64, session.mdel(keys))
+    }
+
+    /// append(key, suffix).
+    pub fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<()> {
+        let session = &mut self.session;
+        timed!(self, OpKind::Append, 1, session.append(key, suffix))
+    }
+
+    /// delete_range(lo, hi).
+    pub fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {
+        let session = &mut self.session;
+        timed!(self, OpKind::DeleteRange, 1, session.delete_range(lo, hi))
+    }
+}
+
+impl std::fmt::Debug for Kv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kv").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{EngineOptions, OpenRequest, skiplist};
+
+    fn kv() -> Kv {
+        let opts = EngineOptions::new();
+        let store = (skiplist::INFO.open)(&OpenRequest {
+            dir: None,
+            options: &opts,
+        })
+        .unwrap();
+        Kv::new(store.session().unwrap(), Clock::new(), Arc::new(AtomicBool::new(false)))
+    }
+
+    /// Fails `busy_first` times with Busy, then every call with `fail` (if set).
+    struct Flaky {
+        busy_left: u32,
+        fail: Option<&'static str>,
+    }
+
+    impl Session for Flaky {
+        fn put(&mut self, _: &[u8], _: &[u8]) -> EngineResult<()> {
+            if self.busy_left > 0 {
+                self.busy_left -= 1;
+                return Err(crate::engine::EngineError::busy("busy"));
+            }
+            match self.fail {
+                Some(m) => Err(crate::engine::EngineError::other(m)),
+                None => Ok(()),
+            }
+        }
+        fn get(&mut self, _: &[u8], _: &mut Vec<u8>) -> EngineResult<bool> {
+            Err(crate::engine::EngineError::other("disk on fire"))
+        }
+        fn del(&mut self, _: &[u8]) -> EngineResult<Existed> {
+            Ok(Existed::Unknown)
+        }
+        fn scan(&mut self, _: &[u8], _: &[u8], _: usize, _: &mut ScanFn<'_>) -> EngineResult<usize> {
+            Ok(0)
+        }
+        fn append(&mut self, _: &[u8], _: &[u8]) -> EngineResult<()> {
+            Ok(())
+        }
+        fn delete_range(&mut self, _: &[u8], _: &[u8]) -> EngineResult<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn busy_is_retried_inside_the_timed_call_and_counted() {
+        let abort = Arc::new(AtomicBool::new(false));
+        let mut kv = Kv::new(
+            Box::new(Flaky {
+                busy_left: 3,
+                fail: None,
+            }),
+            Clock::new(),
+            abort,
+        );
+        kv.put(b"k", b"v").unwrap();
+        let put = kv.recorder().kind(OpKind::Put).unwrap();
+        assert_eq!((put.count(), put.retries, put.errors), (1, 3, 0));
+    }
+
+    #[test]
+    fn engine_errors_are_counted_with_the_first_message() {
+        let abort = Arc::new(AtomicBool::new(false));
+        let mut kv = Kv::new(
+            Box::new(Flaky {
+                busy_left: 0,
+                fail: Some("no space"),
+            }),
+            Clock::new(),
+            abort,
+        );
+        assert!(kv.put(b"k", b"v").is_err());
+        assert!(kv.put(b"k", b"v").is_err());
+        assert!(kv.get(b"k").is_err());
+        let rec = kv.recorder();
+        let put = rec.kind(OpKind::Put).unwrap();
+        assert_eq!((put.count(), put.errors), (2, 2));
+        assert_eq!(put.first_error.as_deref(), Some("no space"));
+        let get = rec.kind(OpKind::Get).unwrap();
+        assert_eq!(
+            (get.errors, get.hits, get.misses),
+            (1, 0, 0),
+            "a failed get is neither hit nor miss"
+        );
+        assert_eq!(rec.errors(), 3);
+        assert_eq!(kv.del(b"k").unwrap(), Existed::Unknown);
+    }
+
+    #[test]
+    fn busy_retries_stop_when_the_run_is_abandoned() {
+        let abort = Arc::new(AtomicBool::new(true));
+        let mut kv = Kv::new(
+            Box::new(Flaky {
+                busy_left: u32::MAX,
+                fail: None,
+            }),
+            Clock::new(),
+            abort,
+        );
+        let err = kv.put(b"k", b"v").unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Busy);
+        assert_eq!(kv.recorder().kind(OpKind::Put).unwrap().errors, 1);
+    }
+
+    #[test]
+    fn verbs_record_counts_and_hits() {
+        let mut kv = kv();
+        kv.put(b"a", b"1").unwrap();
+        assert_eq!(kv.get(b"a").unwrap(), Some(&b"1"[..]));
+        assert_eq!(kv.get(b"b").unwrap(), None);
+        kv.mput(&[(b"x", b"1"), (b"y", b"2")]).unwrap();
+        let vals = kv.mget(&[b"x", b"nope", b"y"]).unwrap();
+        assert_eq!(vals.get(1), None);
+        let rec = kv.recorder();
+        let get = rec.kind(OpKind::Get).unwrap();
+        assert_eq!((get.count(), get.hits, get.misses), (2, 1, 1));
+        assert_eq!(rec.kind(OpKind::Mput).unwrap().prim_ops, 2);
+        assert_eq!(rec.kind(OpKind::Mget).unwrap().prim_ops, 3);
+        assert_eq!(rec.kind(OpKind::Mget).unwrap().count(), 1);
+        assert_eq!(rec.hit_rate(), Some(3.0 / 5.0));
+    }
+}

@@ -1,0 +1,376 @@
+//! The runner: expands the grid, manages stores and seeds, runs each measurement and
+//! reduces repeats into point results.
+//!
+//! Grid order: workload file, then engine, then the workload's sweep value, then
+//! threads, then batch size; each cell is measured `repeat` times. Every measurement
+//! gets a fresh store unless `seed_once` shares one seeded store per engine (and per
+//! sweep value when the workload asks for `seed_per_value`).
+
+pub mod crew;
+pub mod kv;
+pub mod progress;
+pub mod result;
+pub mod store;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use quanta::Clock;
+
+use crate::engine::{EngineInfo, EngineOptions};
+use crate::metrics::Recorder;
+use crate::report::Reporter;
+use crate::workload::{Budget, Params, SweepValue, Workload};
+
+use self::crew::{Crew, CrewEnd, Step};
+use self::progress::Progress;
+use self::result::{PhaseRun, PointKey, PointResult, PointStatus, RepeatRun, SeedResult, SummaryRow};
+use self::store::OpenStore;
+
+/// Everything a run needs, already validated.
+pub struct Plan {
+    /// Workloads, run in order.
+    pub workloads: Vec<Arc<dyn Workload>>,
+    /// Engines, compared in order.
+    pub engines: Vec<&'static EngineInfo>,
+    /// Options per engine name.
+    pub engine_options: BTreeMap<String, EngineOptions>,
+    /// Thread counts to sweep.
+    pub threads: Vec<usize>,
+    /// Batch sizes given with `--batch` (None: the workload's own sweep, or 1).
+    pub batch: Option<Vec<usize>>,
+    /// Budget of each timed phase that has none of its own.
+    pub budget: Budget,
+    /// Measurements per cell.
+    pub repeat: usize,
+    /// ctx knobs (users, items, seed, and the budget as ops/secs).
+    pub params: Params,
+    /// Loader threads (None: the point's thread count; the largest under seed-once).
+    pub seed_threads: Option<usize>,
+    /// Seed one store per engine and run every point against it.
+    pub seed_once: bool,
+    /// Where persistent engines put their stores.
+    pub data_dir: Option<PathBuf>,
+    /// Keep store directories after use.
+    pub keep_data: bool,
+}
+
+/// How a whole run went.
+#[derive(Debug, Default)]
+pub struct RunOutcome {
+    /// One row per finished point.
+    pub rows: Vec<SummaryRow>,
+    /// Ctrl-C stopped the run.
+    pub interrupted: bool,
+    /// Points that failed or saw engine errors.
+    pub bad_points: usize,
+    /// Errors that happened outside any point (closing or removing a store).
+    pub other_errors: Vec<String>,
+}
+
+/// One cell's coordinates before the engine version is known.
+struct Cell {
+    threads: usize,
+    batch: usize,
+    sweep: SweepPoint,
+}
+
+/// A store seeded once and shared by several points.
+struct Shared {
+    store: OpenStore,
+    seed: Option<SeedResult>,
+}
+
+/// Runs the plan, reporting each point to `reporter` as it finishes.
+pub fn execute(plan: &Plan, reporter: &mut Reporter, abort: &Arc<AtomicBool>) -> RunOutcome {
+    let clock = Clock::new();
+    let mut out = RunOutcome::default();
+    'all: for wl in &plan.workloads {
+        let (batches, sweep_values, batched) = grid_axes(plan, wl.as_ref());
+        for engine in &plan.engines {
+            let options = plan.engine_options.get(engine.name).cloned().unwrap_or_default();
+            let runner = Runner {
+                plan,
+                wl: wl.as_ref(),
+                engine,
+                options: &options,
+                clock: &clock,
+                abort,
+            };
+            let mut shared: Option<Result<Shared, String>> = None;
+            for (si, sweep) in sweep_values.iter().enumerate() {
+                if plan.seed_once && (si == 0 || wl.sweep().is_some_and(|s| s.seed_per_value)) {
+                    if let Some(Ok(old)) = shared.take()
+                        && let Err(e) = old.store.close()
+                    {
+                        out.other_errors.push(e);
+                    }
+                    let seed_threads = plan.seed_threads.unwrap_or(*plan.threads.iter().max().unwrap_or(&1));
+                    shared = Some(runner.open_and_seed(seed_threads, batches[0], sweep.clone(), true));
+                }
+                for &threads in &plan.threads {
+                    for &batch in &batches {
+                        let cell = Cell {
+                            threads,
+                            batch,
+                            sweep: sweep.clone(),
+                        };
+                        let point = runner.measure_point(&cell, batched, shared.as_ref());
+                        let interrupted = point.status == PointStatus::Interrupted;
+                        if point.is_bad() {
+                            out.bad_points += 1;
+                        }
+                        reporter.point(&point);
+                        out.rows.push(SummaryRow::of(&point));
+                        if interrupted {
+                            out.interrupted = true;
+                            if let Some(Ok(s)) = shared.take()
+                                && let Err(e) = s.store.close()
+                            {
+                                out.other_errors.push(e);
+                            }
+                            break 'all;
+                        }
+                    }
+                }
+            }
+            if let Some(Ok(s)) = shared.take()
+                && let Err(e) = s.store.close()
+            {
+                out.other_errors.push(e);
+            }
+        }
+    }
+    out
+}
+
+/// A workload sweep coordinate: the ctx parameter and its value, if any.
+pub type SweepPoint = Option<(String, SweepValue)>;
+
+/// The batch sizes, sweep values and batched flag of a workload under this plan.
+fn grid_axes(plan: &Plan, wl: &dyn Workload) -> (Vec<usize>, Vec<SweepPoint>, bool) {
+    match wl.sweep() {
+        Some(sweep) if sweep.param == "batch" => {
+            // The workload's own batch list, unless --batch overrides it.
+            let from_sweep = sweep
+                .values
+                .iter()
+                .map(|v| match v {
+                    SweepValue::Int(n) => *n as usize,
+                    _ => unreachable!("validated as positive integers"),
+                })
+                .collect();
+            (plan.batch.clone().unwrap_or(from_sweep), vec![None], true)
+        }
+        Some(sweep) => {
+            let batches = if wl.batched() {
+                plan.batch.clone().unwrap_or_else(|| vec![1])
+            } else {
+                vec![1]
+            };
+            let values = sweep
+                .values
+                .iter()
+                .map(|v| Some((sweep.param.clone(), v.clone())))
+                .collect();
+            (batches, values, wl.batched())
+        }
+        None => {
+            let batches = if wl.batched() {
+                plan.batch.clone().unwrap_or_else(|| vec![1])
+            } else {
+                vec![1]
+            };
+            (batches, vec![None], wl.batched())
+        }
+    }
+}
+
+/// Runs the points of one workload on one engine.
+struct Runner<'a> {
+    plan: &'a Plan,
+    wl: &'a dyn Workload,
+    engine: &'static EngineInfo,
+    options: &'a EngineOptions,
+    clock: &'a Clock,
+    abort: &'a Arc<AtomicBool>,
+}
+
+impl Runner<'_> {
+    fn key(&self, cell: &Cell, batched: bool) -> PointKey {
+        PointKey {
+            workload: self.wl.name().to_string(),
+            workload_path: self.wl.path().to_path_buf(),
+            engine: self.engine.name.to_string(),
+            engine_version: (self.engine.version)(),
+            threads: cell.threads,
+            batch: cell.batch,
+            batched,
+            sweep: cell.sweep.clone(),
+        }
+    }
+
+    fn crew<'b>(
+        &'b self,
+        store: &'b OpenStore,
+        threads: usize,
+        batch: usize,
+        sweep: Option<(String, SweepValue)>,
+    ) -> Crew<'b> {
+        Crew {
+            workload: self.wl,
+            store: store.store.as_ref(),
+            params: &self.plan.params,
+            threads,
+            batch,
+            sweep,
+            clock: self.clock,
+            abort: self.abort,
+        }
+    }
+
+    /// Opens a fresh store and runs the workload's load() on `threads` threads.
+    fn open_and_seed(&self, threads: usize, batch: usize, sweep: SweepPoint, shared: bool) -> Result<Shared, String> {
+        let store = OpenStore::open(
+            self.engine,
+            self.options,
+            self.plan.data_dir.as_deref(),
+            self.plan.keep_data,
+        )?;
+        if !self.wl.has_load() {
+            return Ok(Shared { store, seed: None });
+        }
+        let mut progress = Progress::seeding(self.wl.name(), self.engine.name, threads);
+        let outcome = crew::run(&self.crew(&store, threads, batch, sweep), &[Step::Load], &mut progress);
+        match outcome.end {
+            CrewEnd::Done => {
+                let step = &outcome.steps[0];
+                let seed = SeedResult {
+                    threads,
+                    wall_ns: step.wall_ns,
+                    keys: step.rec.write_ops(),
+                    shared,
+                };
+                Ok(Shared {
+                    store,
+                    seed: Some(seed),
+                })
+            }
+            end => {
+                let mut why = match end {
+                    CrewEnd::Failed(e) => format!("seeding failed: {e}"),
+                    _ => "interrupted while seeding".to_string(),
+                };
+                if let Err(e) = store.close() {
+                    why.push_str(&format!(" (then {e})"));
+                }
+                Err(why)
+            }
+        }
+    }
+
+    /// Measures one cell `repeat` times and reduces the repeats.
+    fn measure_point(&self, cell: &Cell, batched: bool, shared: Option<&Result<Shared, String>>) -> PointResult {
+        let key = self.key(cell, batched);
+        let phases = self.wl.phases();
+        let steps: Vec<Step> = phases
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Step::Run {
+                phase: i,
+                name: p.name.clone(),
+                budget: p.budget.unwrap_or(self.plan.budget),
+            })
+            .collect();
+        let mut point = PointResult {
+            key,
+            status: PointStatus::Ok,
+            repeats: Vec::new(),
+            merged: Recorder::new(),
+            phases: phases.iter().map(|p| (p.name.clone(), Recorder::new())).collect(),
+        };
+        let label = point.key.label();
+        for _ in 0..self.plan.repeat {
+            let (fresh, seed) = match shared {
+                Some(Ok(s)) => (None, s.seed.clone()),
+                Some(Err(e)) => {
+                    point.status = failed_status(e, &label, self.abort);
+                    break;
+                }
+                None => {
+                    let seed_threads = self.plan.seed_threads.unwrap_or(cell.threads);
+                    match self.open_and_seed(seed_threads, cell.batch, cell.sweep.clone(), false) {
+                        Ok(s) => (Some(s.store), s.seed),
+                        Err(e) => {
+                            point.status = failed_status(&e, &label, self.abort);
+                            break;
+                        }
+                    }
+                }
+            };
+            let store = match (&fresh, shared) {
+                (Some(s), _) => s,
+                (None, Some(Ok(s))) => &s.store,
+                _ => unreachable!("a store was opened or shared"),
+            };
+            let mut progress = Progress::running(&label);
+            let outcome = crew::run(
+                &self.crew(store, cell.threads, cell.batch, cell.sweep.clone()),
+                &steps,
+                &mut progress,
+            );
+            if let Some(s) = fresh
+                && let Err(e) = s.close()
+                && outcome.end == CrewEnd::Done
+            {
+                point.status = PointStatus::Failed(format!("{label}: {e}"));
+            }
+            let mut thread_units = vec![0u64; cell.threads];
+            let mut phase_runs = Vec::new();
+            for (i, step) in outcome.steps.iter().enumerate() {
+                for (t, u) in step.thread_units.iter().enumerate() {
+                    thread_units[t] += u;
+                }
+                point.merged.merge(&step.rec);
+                point.phases[i].1.merge(&step.rec);
+                phase_runs.push(PhaseRun {
+                    name: steps[i].name().to_string(),
+                    wall_ns: step.wall_ns,
+                    units: step.units,
+                    prim_ops: step.rec.prim_ops(),
+                });
+            }
+            let complete = outcome.end == CrewEnd::Done;
+            if complete || outcome.end == CrewEnd::Interrupted {
+                // An interrupted repeat is kept (partial figures, clearly marked).
+                point.repeats.push(RepeatRun {
+                    phases: phase_runs,
+                    thread_units,
+                    seed,
+                });
+            }
+            match outcome.end {
+                CrewEnd::Done => {}
+                CrewEnd::Interrupted => {
+                    point.status = PointStatus::Interrupted;
+                    break;
+                }
+                CrewEnd::Failed(e) => {
+                    point.status = PointStatus::Failed(format!("{label}: {e}"));
+                    break;
+                }
+            }
+        }
+        point
+    }
+}
+
+fn failed_status(msg: &str, label: &str, abort: &AtomicBool) -> PointStatus {
+    if abort.load(std::sync::atomic::Ordering::Relaxed) {
+        PointStatus::Interrupted
+    } else {
+        PointStatus::Failed(format!("{label}: {msg}"))
+    }
+}

@@ -1,0 +1,285 @@
+//! What a run produces: one [`PointResult`] per grid point, reduced over repeats.
+
+use std::path::PathBuf;
+
+use crate::metrics::Recorder;
+use crate::workload::SweepValue;
+
+/// Identifies one cell of the grid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointKey {
+    /// Workload name (from the file's `name`).
+    pub workload: String,
+    /// The workload file.
+    pub workload_path: PathBuf,
+    /// Engine name.
+    pub engine: String,
+    /// Engine library version.
+    pub engine_version: String,
+    /// Worker threads.
+    pub threads: usize,
+    /// Batch size (1 for workloads that do not batch).
+    pub batch: usize,
+    /// Whether the workload sweeps the batch size.
+    pub batched: bool,
+    /// The workload sweep's parameter and value, if it declares one.
+    pub sweep: Option<(String, SweepValue)>,
+}
+
+impl PointKey {
+    /// The sweep column pair keybench reports: the workload's own sweep, else the
+    /// batch size for batched workloads, else none.
+    pub fn sweep_columns(&self) -> (String, String) {
+        match (&self.sweep, self.batched) {
+            (Some((param, value)), _) => (param.clone(), value.to_string()),
+            (None, true) => ("batch".to_string(), self.batch.to_string()),
+            (None, false) => ("-".to_string(), "-".to_string()),
+        }
+    }
+
+    /// A compact label for progress lines and messages: "mixed skiplist t2 b1".
+    pub fn label(&self) -> String {
+        let mut s = format!("{} {} t{} b{}", self.workload, self.engine, self.threads, self.batch);
+        if let Some((param, value)) = &self.sweep
+            && param != "batch"
+        {
+            s.push_str(&format!(" {param}={value}"));
+        }
+        s
+    }
+}
+
+/// How a point ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PointStatus {
+    /// Every repeat completed.
+    Ok,
+    /// A repeat failed; the message names the file, line and point.
+    Failed(String),
+    /// Ctrl-C stopped it; figures cover what ran.
+    Interrupted,
+}
+
+impl PointStatus {
+    /// Short word for tables.
+    pub fn word(&self) -> &'static str {
+        match self {
+            PointStatus::Ok => "ok",
+            PointStatus::Failed(_) => "failed",
+            PointStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// The seed (load) phase of a store.
+#[derive(Debug, Clone)]
+pub struct SeedResult {
+    /// Loader threads.
+    pub threads: usize,
+    /// Wall time of the load, nanoseconds.
+    pub wall_ns: u64,
+    /// Keys written (put calls plus mput keys plus appends).
+    pub keys: u64,
+    /// True when the store was seeded once and shared by several points.
+    pub shared: bool,
+}
+
+impl SeedResult {
+    /// Keys written per second.
+    pub fn keys_per_sec(&self) -> f64 {
+        per_sec(self.keys, self.wall_ns)
+    }
+}
+
+/// One timed phase of one repeat.
+#[derive(Debug, Clone)]
+pub struct PhaseRun {
+    /// Phase name ("run" for Lua workloads).
+    pub name: String,
+    /// Wall time from the common start to the last worker's end, nanoseconds.
+    pub wall_ns: u64,
+    /// Units (run() calls or spec operations) completed.
+    pub units: u64,
+    /// Primitive operations completed.
+    pub prim_ops: u64,
+}
+
+/// One repeat of a point.
+#[derive(Debug, Clone)]
+pub struct RepeatRun {
+    /// Phases in order.
+    pub phases: Vec<PhaseRun>,
+    /// Units done by each thread (all phases), in thread order.
+    pub thread_units: Vec<u64>,
+    /// The seed of this repeat's store (None without a load phase).
+    pub seed: Option<SeedResult>,
+}
+
+impl RepeatRun {
+    /// Wall time over all phases.
+    pub fn wall_ns(&self) -> u64 {
+        self.phases.iter().map(|p| p.wall_ns).sum()
+    }
+
+    /// Units over all phases.
+    pub fn units(&self) -> u64 {
+        self.phases.iter().map(|p| p.units).sum()
+    }
+
+    /// Primitive operations over all phases.
+    pub fn prim_ops(&self) -> u64 {
+        self.phases.iter().map(|p| p.prim_ops).sum()
+    }
+
+    /// Workload units per second.
+    pub fn wu_per_sec(&self) -> f64 {
+        per_sec(self.units(), self.wall_ns())
+    }
+
+    /// Primitive operations per second.
+    pub fn ops_per_sec(&self) -> f64 {
+        per_sec(self.prim_ops(), self.wall_ns())
+    }
+}
+
+/// A median with its spread.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Spread {
+    /// Median (mean of the middle two for an even count).
+    pub median: f64,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+}
+
+impl Spread {
+    /// The spread of `values` (all zero when empty).
+    pub fn of(values: &[f64]) -> Spread {
+        if values.is_empty() {
+            return Spread::default();
+        }
+        let mut v = values.to_vec();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        Spread {
+            median,
+            min: v[0],
+            max: v[n - 1],
+        }
+    }
+}
+
+/// A finished grid point.
+#[derive(Debug, Clone)]
+pub struct PointResult {
+    /// Which cell.
+    pub key: PointKey,
+    /// How it ended.
+    pub status: PointStatus,
+    /// Each repeat that ran (a failed repeat is not included).
+    pub repeats: Vec<RepeatRun>,
+    /// Every repeat's, thread's and phase's recorder merged exactly.
+    pub merged: Recorder,
+    /// Per phase, merged over repeats and threads (same order as the phases).
+    pub phases: Vec<(String, Recorder)>,
+}
+
+impl PointResult {
+    /// Workload units per second over repeats.
+    pub fn wu_per_sec(&self) -> Spread {
+        Spread::of(&self.repeats.iter().map(RepeatRun::wu_per_sec).collect::<Vec<_>>())
+    }
+
+    /// Primitive operations per second over repeats.
+    pub fn ops_per_sec(&self) -> Spread {
+        Spread::of(&self.repeats.iter().map(RepeatRun::ops_per_sec).collect::<Vec<_>>())
+    }
+
+    /// The seed, summarised over repeats: median wall time. None without a seed.
+    pub fn seed(&self) -> Option<SeedResult> {
+        let seeds: Vec<&SeedResult> = self.repeats.iter().filter_map(|r| r.seed.as_ref()).collect();
+        let first = *seeds.first()?;
+        let wall = Spread::of(&seeds.iter().map(|s| s.wall_ns as f64).collect::<Vec<_>>()).median;
+        Some(SeedResult {
+            wall_ns: wall as u64,
+            ..first.clone()
+        })
+    }
+
+    /// Total engine errors.
+    pub fn errors(&self) -> u64 {
+        self.merged.errors()
+    }
+
+    /// True when the point failed, was interrupted, or saw engine errors.
+    pub fn is_bad(&self) -> bool {
+        self.status != PointStatus::Ok || self.errors() > 0
+    }
+}
+
+/// A compact line per point, kept for the end-of-run summary.
+#[derive(Debug, Clone)]
+pub struct SummaryRow {
+    /// Which cell.
+    pub key: PointKey,
+    /// How it ended.
+    pub status: PointStatus,
+    /// Workload units per second.
+    pub wu: Spread,
+    /// Primitive operations per second.
+    pub ops: Spread,
+    /// Engine errors.
+    pub errors: u64,
+    /// Repeats that ran.
+    pub repeats: usize,
+}
+
+impl SummaryRow {
+    /// Summarises a point.
+    pub fn of(p: &PointResult) -> Self {
+        SummaryRow {
+            key: p.key.clone(),
+            status: p.status.clone(),
+            wu: p.wu_per_sec(),
+            ops: p.ops_per_sec(),
+            errors: p.errors(),
+            repeats: p.repeats.len(),
+        }
+    }
+}
+
+/// `count` per second over `ns` nanoseconds (0 when no time passed).
+pub fn per_sec(count: u64, ns: u64) -> f64 {
+    if ns == 0 { 0.0 } else { count as f64 * 1e9 / ns as f64 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_median_odd_and_even() {
+        assert_eq!(
+            Spread::of(&[3.0, 1.0, 2.0]),
+            Spread {
+                median: 2.0,
+                min: 1.0,
+                max: 3.0
+            }
+        );
+        assert_eq!(Spread::of(&[4.0, 1.0, 2.0, 3.0]).median, 2.5);
+        assert_eq!(Spread::of(&[]), Spread::default());
+    }
+
+    #[test]
+    fn per_sec_handles_zero_time() {
+        assert_eq!(per_sec(10, 0), 0.0);
+        assert_eq!(per_sec(10, 1_000_000_000), 10.0);
+    }
+}

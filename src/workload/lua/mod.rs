@@ -1,0 +1,403 @@
+//! Lua workloads, keybench's API: a file returns
+//! `{ name =, load = optional, run =, batched = optional, sweep = optional }`.
+//!
+//! Every worker and every loader thread gets its own Lua 5.4 state, seeded with
+//! seed + thread. Units run in chunks through a small Lua driver loop, so the
+//! Rust-to-Lua call cost is paid once per chunk rather than once per unit.
+
+mod bridge;
+
+use std::path::{Path, PathBuf};
+use std::ptr::NonNull;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use mlua::{Function, Lua, Table, Value};
+
+use self::bridge::Bridge;
+use super::{PhasePlan, Program, Sweep, SweepValue, ThreadCtx, Workload, WorkloadError};
+use crate::engine::{EngineOptions, OpenRequest, skiplist};
+use crate::run::kv::Kv;
+
+/// Top-level fields a workload table may have.
+const KNOWN_FIELDS: [&str; 5] = ["name", "load", "run", "batched", "sweep"];
+
+/// Calls `run(ctx)` for units `first..=last`, keeping `ctx.iter` current.
+const DRIVER: &str = r#"
+local run, ctx = ...
+return function(first, last)
+  for i = first, last do
+    ctx.iter = i
+    run(ctx)
+  end
+end
+"#;
+
+/// A Lua workload file, validated once and shared by all threads.
+#[derive(Debug)]
+pub struct LuaWorkload {
+    path: PathBuf,
+    chunk_name: String,
+    source: Vec<u8>,
+    name: String,
+    batched: bool,
+    has_load: bool,
+    sweep: Option<Sweep>,
+}
+
+impl LuaWorkload {
+    /// Reads and validates `path`: it must evaluate to a table with a `run` function.
+    pub fn open(path: &Path) -> Result<Self, WorkloadError> {
+        let source = std::fs::read(path)
+            .map_err(|e| WorkloadError::Invalid(format!("cannot read workload {}: {e}", path.display())))?;
+        let mut wl = LuaWorkload {
+            path: path.to_path_buf(),
+            chunk_name: format!("@{}", path.display()),
+            source,
+            name: String::new(),
+            batched: false,
+            has_load: false,
+            sweep: None,
+        };
+        // Evaluate it once in a throwaway state (with a real kv table, since files
+        // commonly cache `local get = kv.get`) to read its declarations.
+        let opts = EngineOptions::new();
+        let store = (skiplist::INFO.open)(&OpenRequest {
+            dir: None,
+            options: &opts,
+        })
+        .map_err(|e| WorkloadError::Invalid(e.message))?;
+        let session = store.session().map_err(|e| WorkloadError::Invalid(e.message))?;
+        let kv = Kv::new(session, quanta::Clock::new(), Arc::new(AtomicBool::new(false)));
+        let probe = LuaState::new(&wl, kv)?;
+        let table = probe.table();
+        let invalid = |msg: String| WorkloadError::Invalid(format!("{}: {msg}", path.display()));
+
+        for pair in table.pairs::<Value, Value>() {
+            let (key, _) = pair.map_err(|e| invalid(e.to_string()))?;
+            let known = matches!(&key, Value::String(s) if KNOWN_FIELDS.contains(&&*s.to_string_lossy()));
+            if !known {
+                eprintln!(
+                    "warning: {}: ignoring unknown field {} in the workload table (known: {})",
+                    path.display(),
+                    display_value(&key),
+                    KNOWN_FIELDS.join(", ")
+                );
+            }
+        }
+        wl.name = match table.get::<Value>("name").map_err(|e| invalid(e.to_string()))? {
+            Value::Nil => path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            Value::String(s) => s.to_string_lossy(),
+            other => {
+                return Err(invalid(format!("'name' must be a string, got {}", other.type_name())));
+            }
+        };
+        match table.get::<Value>("run").map_err(|e| invalid(e.to_string()))? {
+            Value::Function(_) => {}
+            Value::Nil => return Err(invalid("the returned table has no 'run' function".into())),
+            other => {
+                return Err(invalid(format!("'run' must be a function, got {}", other.type_name())));
+            }
+        }
+        wl.has_load = match table.get::<Value>("load").map_err(|e| invalid(e.to_string()))? {
+            Value::Function(_) => true,
+            Value::Nil => false,
+            other => {
+                return Err(invalid(format!("'load' must be a function, got {}", other.type_name())));
+            }
+        };
+        wl.batched = match table.get::<Value>("batched").map_err(|e| invalid(e.to_string()))? {
+            Value::Nil => false,
+            Value::Boolean(b) => b,
+            other => {
+                return Err(invalid(format!(
+                    "'batched' must be a boolean, got {}",
+                    other.type_name()
+                )));
+            }
+        };
+        wl.sweep = match table.get::<Value>("sweep").map_err(|e| invalid(e.to_string()))? {
+            Value::Nil => None,
+            Value::Table(t) => Some(parse_sweep(&t).map_err(invalid)?),
+            other => {
+                return Err(invalid(format!("'sweep' must be a table, got {}", other.type_name())));
+            }
+        };
+        Ok(wl)
+    }
+}
+
+fn display_value(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("'{}'", s.to_string_lossy()),
+        Value::Integer(i) => format!("[{i}]"),
+        other => format!("of type {}", other.type_name()),
+    }
+}
+
+fn parse_sweep(t: &Table) -> Result<Sweep, String> {
+    let param = match t.get::<Value>("param").map_err(|e| e.to_string())? {
+        Value::String(s) if !s.as_bytes().is_empty() => s.to_string_lossy(),
+        other => {
+            return Err(format!(
+                "sweep.param must be a non-empty string, got {}",
+                other.type_name()
+            ));
+        }
+    };
+    let values = match t.get::<Value>("values").map_err(|e| e.to_string())? {
+        Value::Table(vals) => {
+            let mut out = Vec::new();
+            for v in vals.sequence_values::<Value>() {
+                out.push(match v.map_err(|e| e.to_string())? {
+                    Value::Integer(i) => SweepValue::Int(i),
+                    Value::Number(n) if n.fract() == 0.0 && n.abs() < 9e15 => SweepValue::Int(n as i64),
+                    Value::Number(n) => SweepValue::Float(n),
+                    Value::String(s) => SweepValue::Str(s.to_string_lossy()),
+                    other => {
+                        return Err(format!(
+                            "sweep.values may hold numbers and strings, got {}",
+                            other.type_name()
+                        ));
+                    }
+                });
+            }
+            if out.is_empty() {
+                return Err("sweep.values is empty".into());
+            }
+            out
+        }
+        other => {
+            return Err(format!("sweep.values must be an array, got {}", other.type_name()));
+        }
+    };
+    let seed_per_value = match t.get::<Value>("seed_per_value").map_err(|e| e.to_string())? {
+        Value::Nil => false,
+        Value::Boolean(b) => b,
+        other => {
+            return Err(format!(
+                "sweep.seed_per_value must be a boolean, got {}",
+                other.type_name()
+            ));
+        }
+    };
+    if param == "batch" && values.iter().any(|v| !matches!(v, SweepValue::Int(n) if *n >= 1)) {
+        return Err("a sweep of 'batch' needs positive integer values".into());
+    }
+    Ok(Sweep {
+        param,
+        values,
+        seed_per_value,
+    })
+}
+
+impl Workload for LuaWorkload {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn batched(&self) -> bool {
+        self.batched
+    }
+
+    fn sweep(&self) -> Option<&Sweep> {
+        self.sweep.as_ref()
+    }
+
+    fn has_load(&self) -> bool {
+        self.has_load
+    }
+
+    fn phases(&self) -> Vec<PhasePlan> {
+        vec![PhasePlan {
+            name: "run".to_string(),
+            budget: None,
+        }]
+    }
+
+    fn program(&self, ctx: &ThreadCtx, kv: Kv) -> Result<Box<dyn Program>, WorkloadError> {
+        let state = LuaState::new(self, kv)?;
+        let runtime = |e: mlua::Error| WorkloadError::Runtime(lua_error_text(&e));
+        let lua = state.lua();
+        let ctx_table = lua.create_table().map_err(runtime)?;
+        let p = &ctx.params;
+        let set = |k: &str, v: Value| ctx_table.set(k, v).map_err(runtime);
+        set("users", Value::Integer(p.users as i64))?;
+        set("items", Value::Integer(p.items as i64))?;
+        set("ops", Value::Integer(p.ops as i64))?;
+        set("secs", Value::Number(p.secs))?;
+        set("seed", Value::Integer(p.seed as i64))?;
+        set("batch", Value::Integer(ctx.batch as i64))?;
+        set("thread", Value::Integer(ctx.thread as i64))?;
+        set("threads", Value::Integer(ctx.threads as i64))?;
+        set("iter", Value::Integer(0))?;
+        if let Some((param, value)) = &ctx.sweep {
+            let v = match value {
+                SweepValue::Int(i) => Value::Integer(*i),
+                SweepValue::Float(f) => Value::Number(*f),
+                SweepValue::Str(s) => Value::String(lua.create_string(s).map_err(runtime)?),
+            };
+            ctx_table.set(param.as_str(), v).map_err(runtime)?;
+        }
+        let seed = p.seed.wrapping_add(ctx.thread as u64) as i64;
+        let randomseed: Function = lua
+            .globals()
+            .get::<Table>("math")
+            .and_then(|m| m.get("randomseed"))
+            .map_err(runtime)?;
+        randomseed.call::<()>(seed).map_err(runtime)?;
+
+        let run: Function = state.table().get("run").map_err(runtime)?;
+        let load: Option<Function> = state.table().get("load").map_err(runtime)?;
+        let driver: Function = lua
+            .load(DRIVER)
+            .set_name("=kvmark driver")
+            .call((run, ctx_table.clone()))
+            .map_err(runtime)?;
+        Ok(Box::new(LuaProgram {
+            state,
+            driver,
+            load,
+            ctx: ctx_table,
+        }))
+    }
+}
+
+/// A Lua state with the kv table installed and the workload file evaluated.
+struct LuaState {
+    /// None once closed. Values (tables, functions) hold only weak references, so
+    /// dropping this closes the state.
+    lua: Option<Lua>,
+    /// What the file returned.
+    table: Option<Table>,
+    /// Freed after the state is closed, never before.
+    bridge: Option<NonNull<Bridge>>,
+}
+
+impl LuaState {
+    fn new(wl: &LuaWorkload, kv: Kv) -> Result<Self, WorkloadError> {
+        let bridge = NonNull::from(Box::leak(Box::new(Bridge::new(kv))));
+        let mut state = LuaState {
+            lua: Some(Lua::new()),
+            table: None,
+            bridge: Some(bridge),
+        };
+        let lua = state.lua();
+        // SAFETY: the bridge is freed only after the state is closed (see `close`).
+        unsafe { lua.exec_raw::<()>((), |l| bridge::install(l, bridge.as_ptr())) }
+            .map_err(|e| WorkloadError::Invalid(format!("cannot set up Lua: {e}")))?;
+        let table = match lua.load(&wl.source[..]).set_name(&wl.chunk_name).eval::<Value>() {
+            Ok(Value::Table(t)) => t,
+            Ok(other) => {
+                return Err(WorkloadError::Invalid(format!(
+                    "{}: the file must return a table {{ name =, load =, run = }}, but it returned {}",
+                    wl.path.display(),
+                    other.type_name()
+                )));
+            }
+            Err(e) => return Err(WorkloadError::Invalid(lua_error_text(&e))),
+        };
+        state.table = Some(table);
+        Ok(state)
+    }
+
+    fn lua(&self) -> &Lua {
+        self.lua.as_ref().expect("Lua state is open")
+    }
+
+    fn table(&self) -> &Table {
+        self.table.as_ref().expect("workload table is loaded")
+    }
+
+    fn bridge(&self) -> &Bridge {
+        // SAFETY: valid until `close`; shared access only touches Cell/UnsafeCell parts.
+        unsafe { self.bridge.expect("bridge is live").as_ref() }
+    }
+
+    /// Calls a Lua function with kv verbs allowed for its duration.
+    fn call_open<A: mlua::IntoLuaMulti>(&self, f: &Function, args: A) -> Result<(), WorkloadError> {
+        self.bridge().set_open(true);
+        let result = f.call::<()>(args);
+        self.bridge().set_open(false);
+        result.map_err(|e| WorkloadError::Runtime(lua_error_text(&e)))
+    }
+
+    fn kv_mut(&mut self) -> &mut Kv {
+        // SAFETY: no Lua code is running (we hold &mut self), so no verb borrows it.
+        unsafe { self.bridge.expect("bridge is live").as_mut().kv_mut() }
+    }
+
+    /// Closes the Lua state, then frees the bridge, returning its verb set.
+    fn close(&mut self) -> Option<Kv> {
+        self.table = None;
+        self.lua = None;
+        // SAFETY: created with Box::leak in `new`; the state that pointed at it is gone.
+        self.bridge
+            .take()
+            .map(|b| unsafe { Box::from_raw(b.as_ptr()) }.into_kv())
+    }
+}
+
+impl Drop for LuaState {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// One thread's Lua program.
+struct LuaProgram {
+    state: LuaState,
+    driver: Function,
+    load: Option<Function>,
+    ctx: Table,
+}
+
+impl Program for LuaProgram {
+    fn load(&mut self) -> Result<(), WorkloadError> {
+        let Some(load) = &self.load else {
+            return Ok(());
+        };
+        self.ctx
+            .set("iter", 1)
+            .map_err(|e| WorkloadError::Runtime(lua_error_text(&e)))?;
+        self.state.call_open(load, &self.ctx)
+    }
+
+    fn run(&mut self, _phase: usize, first_iter: u64, n: u64) -> Result<u64, WorkloadError> {
+        if n == 0 {
+            return Ok(0);
+        }
+        self.state
+            .call_open(&self.driver, (first_iter as i64, (first_iter + n - 1) as i64))?;
+        Ok(n)
+    }
+
+    fn kv(&mut self) -> &mut Kv {
+        self.state.kv_mut()
+    }
+
+    fn finish(self: Box<Self>) -> Kv {
+        let LuaProgram { mut state, .. } = *self;
+        state.close().expect("state closed only once")
+    }
+}
+
+/// A Lua error as one readable message: the script's "file:line: message" followed
+/// by its traceback when there is one.
+pub fn lua_error_text(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::RuntimeError(msg) | mlua::Error::SyntaxError { message: msg, .. } => msg.clone(),
+        mlua::Error::CallbackError { cause, traceback } => {
+            format!("{}\n{traceback}", lua_error_text(cause))
+        }
+        mlua::Error::MemoryError(msg) => format!("out of memory: {msg}"),
+        other => other.to_string(),
+    }
+}

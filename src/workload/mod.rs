@@ -1,0 +1,159 @@
+//! Workloads: what a worker does with the store, independent of the file format.
+//!
+//! A [`Workload`] is opened once from a file and is shared by all threads. For each
+//! thread of a measurement the runner asks it for a [`Program`]: the per-thread state
+//! (a Lua state, or a spec's generators) that drives a [`Kv`]. The runner owns
+//! budgets, phases, timing and threads; a program only runs units when asked.
+
+pub mod lua;
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::run::kv::Kv;
+
+/// The knobs a workload reads from its context (keybench's ctx fields).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Params {
+    /// Size of the user population (`--users`).
+    pub users: u64,
+    /// Size of the catalog or keyspace (`--items`).
+    pub items: u64,
+    /// The run's unit budget across all threads (`--ops`), 0 when time-bounded.
+    pub ops: u64,
+    /// The run's time budget in seconds (`--secs`), 0 when count-bounded.
+    pub secs: f64,
+    /// Base seed; thread t seeds its RNG with seed + t.
+    pub seed: u64,
+}
+
+/// One value of a workload-declared sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SweepValue {
+    /// An integer value.
+    Int(i64),
+    /// A fractional value.
+    Float(f64),
+    /// A string value.
+    Str(String),
+}
+
+impl fmt::Display for SweepValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SweepValue::Int(v) => write!(f, "{v}"),
+            SweepValue::Float(v) => write!(f, "{v}"),
+            SweepValue::Str(v) => f.write_str(v),
+        }
+    }
+}
+
+/// A sweep declared by the workload itself (keybench's `sweep = {...}`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sweep {
+    /// The ctx field that receives each value.
+    pub param: String,
+    /// The values, run in order.
+    pub values: Vec<SweepValue>,
+    /// Whether each value needs its own seeded store under `--seed-once`.
+    pub seed_per_value: bool,
+}
+
+/// How long a phase runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Budget {
+    /// A number of units across all threads.
+    Ops(u64),
+    /// A number of seconds.
+    Secs(f64),
+}
+
+/// One run phase of a workload. Lua workloads have one; specs have one per group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhasePlan {
+    /// Name shown in reports and timelines ("run" for Lua workloads).
+    pub name: String,
+    /// The phase's own budget, or None to use the run's `--ops`/`--secs`.
+    pub budget: Option<Budget>,
+}
+
+/// What one thread of a measurement is.
+#[derive(Debug, Clone)]
+pub struct ThreadCtx {
+    /// The run's knobs.
+    pub params: Params,
+    /// Batch size of this grid point.
+    pub batch: usize,
+    /// 0-based thread index.
+    pub thread: usize,
+    /// Number of threads in this phase (seed threads for a loader).
+    pub threads: usize,
+    /// The workload sweep's parameter and value at this point.
+    pub sweep: Option<(String, SweepValue)>,
+}
+
+/// A workload failure: a script error, a bad file, or an interrupted call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkloadError {
+    /// The file cannot be used at all (missing, unreadable, malformed): a usage error.
+    Invalid(String),
+    /// An error raised while running load() or run(), with its file and line.
+    Runtime(String),
+    /// The run was interrupted (Ctrl-C) inside a workload call.
+    Interrupted,
+}
+
+impl fmt::Display for WorkloadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WorkloadError::Invalid(m) | WorkloadError::Runtime(m) => f.write_str(m),
+            WorkloadError::Interrupted => f.write_str("interrupted"),
+        }
+    }
+}
+
+impl std::error::Error for WorkloadError {}
+
+/// A workload opened from a file, shared by all threads.
+pub trait Workload: Send + Sync {
+    /// Name that labels the report.
+    fn name(&self) -> &str;
+    /// The file it came from.
+    fn path(&self) -> &Path;
+    /// Whether the workload reads ctx.batch, so the batch list sweeps it.
+    fn batched(&self) -> bool;
+    /// A sweep the workload declares, if any.
+    fn sweep(&self) -> Option<&Sweep>;
+    /// Whether there is a seed (load) phase.
+    fn has_load(&self) -> bool;
+    /// The timed phases, in order.
+    fn phases(&self) -> Vec<PhasePlan>;
+    /// Per-thread state driving `kv`. Created on the thread that will use it.
+    fn program(&self, ctx: &ThreadCtx, kv: Kv) -> Result<Box<dyn Program>, WorkloadError>;
+}
+
+/// One thread's executable state.
+pub trait Program {
+    /// Runs the seed phase for this thread's shard.
+    fn load(&mut self) -> Result<(), WorkloadError>;
+    /// Runs up to `n` units of `phase`, numbering them from `first_iter` (1-based, per
+    /// worker). Returns the units run: fewer than `n` means the phase is exhausted.
+    fn run(&mut self, phase: usize, first_iter: u64, n: u64) -> Result<u64, WorkloadError>;
+    /// The timed verb set, for taking recorders between phases.
+    fn kv(&mut self) -> &mut Kv;
+    /// Ends the program, returning its verb set (and with it the recorder).
+    fn finish(self: Box<Self>) -> Kv;
+}
+
+/// Opens a workload file, choosing the format by its extension.
+pub fn open(path: &Path) -> Result<Arc<dyn Workload>, WorkloadError> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    match ext {
+        "lua" => Ok(Arc::new(lua::LuaWorkload::open(path)?)),
+        _ => Err(WorkloadError::Invalid(format!(
+            "{}: unknown workload type '.{ext}' (expected a .lua script)",
+            path.display()
+        ))),
+    }
+}

@@ -1,0 +1,95 @@
+//! Helpers for tests that run the real kvmark binary.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The repository root (tests run with it as the working directory).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A test workload file under tests/workloads.
+pub fn workload(name: &str) -> String {
+    root().join("tests/workloads").join(name).display().to_string()
+}
+
+/// A bundled workload under workloads/.
+pub fn bundled(name: &str) -> String {
+    root().join("workloads").join(name).display().to_string()
+}
+
+/// Runs kvmark with `args` and returns its output.
+pub fn kvmark(args: &[&str]) -> Output {
+    kvmark_in(&root(), args)
+}
+
+/// Runs kvmark in `dir`.
+pub fn kvmark_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kvmark"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run the kvmark binary")
+}
+
+/// Stdout as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Stderr as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts the exit code, showing both streams on failure.
+pub fn assert_exit(o: &Output, code: i32) {
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "exit status\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        stdout(o),
+        stderr(o)
+    );
+}
+
+/// Parses the summary table: one map of column name to value per row.
+pub fn summary_rows(out: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut inside = false;
+    for line in out.lines() {
+        if line.starts_with("=== summary ===") {
+            inside = true;
+            continue;
+        }
+        if inside {
+            if line.starts_with("workload ") {
+                continue;
+            }
+            if line.trim().is_empty() || line.starts_with("error") {
+                break;
+            }
+            rows.push(line.split_whitespace().map(str::to_string).collect());
+        }
+    }
+    rows
+}
+
+/// The `count` column of the latency row for `op` in the first point of `out`.
+pub fn op_count(out: &str, op: &str) -> Option<u64> {
+    out.lines()
+        .find(|l| l.split_whitespace().next() == Some(op))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|c| c.parse().ok())
+}
+
+/// Every "throughput:" figure (wu/s) in `out`.
+pub fn throughputs(out: &str) -> Vec<f64> {
+    out.lines()
+        .filter_map(|l| l.strip_prefix("throughput: "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter_map(|n| n.parse().ok())
+        .collect()
+}
