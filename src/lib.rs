@@ -9,6 +9,7 @@ pub mod app;
 pub mod cli;
 pub mod engine;
 pub mod metrics;
+pub mod probe;
 pub mod report;
 pub mod run;
 pub mod workload;

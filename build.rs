@@ -1,0 +1,100 @@
+//! Embeds what the build probe reports: the git commit, the compiler, the profile and
+//! a few dependency versions. Every piece is optional: a build from a tarball without
+//! git, or with an unusual toolchain, still compiles and reports "unknown".
+
+use std::path::Path;
+use std::process::Command;
+
+fn main() {
+    let commit = git(&["rev-parse", "--short=12", "HEAD"]);
+    let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty());
+    let commit = match (commit, dirty) {
+        (Some(c), Some(true)) => format!("{c}-dirty"),
+        (Some(c), _) => c,
+        (None, _) => "unknown".to_string(),
+    };
+    emit("KVMARK_GIT_COMMIT", &commit);
+
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
+    let rustc_version = Command::new(rustc)
+        .arg("--version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".to_string());
+    emit("KVMARK_RUSTC_VERSION", &rustc_version);
+
+    let var = |k: &str| std::env::var(k).unwrap_or_else(|_| "unknown".to_string());
+    emit(
+        "KVMARK_BUILD_PROFILE",
+        &format!(
+            "{} (opt-level {}, debug {})",
+            var("PROFILE"),
+            var("OPT_LEVEL"),
+            var("DEBUG")
+        ),
+    );
+    emit("KVMARK_TARGET", &var("TARGET"));
+
+    // Versions of the pieces that shape measurements, as locked.
+    let lock = std::fs::read_to_string("Cargo.lock").unwrap_or_default();
+    for (crate_name, env) in [
+        ("mlua", "KVMARK_MLUA_VERSION"),
+        ("lua-src", "KVMARK_LUA_SRC_VERSION"),
+        ("mimalloc", "KVMARK_MIMALLOC_CRATE_VERSION"),
+        ("hdrhistogram", "KVMARK_HDRHISTOGRAM_VERSION"),
+    ] {
+        emit(
+            env,
+            &locked_version(&lock, crate_name).unwrap_or_else(|| "unknown".to_string()),
+        );
+    }
+
+    // Rebuild when sources or the checked-out commit change (so "-dirty" and the
+    // commit stay true), not on every build.
+    for path in ["build.rs", "Cargo.toml", "Cargo.lock", "src"] {
+        println!("cargo:rerun-if-changed={path}");
+    }
+    for git_path in ["HEAD", "index", "packed-refs"] {
+        if let Some(p) = git(&["rev-parse", "--git-path", git_path])
+            && Path::new(&p).exists()
+        {
+            println!("cargo:rerun-if-changed={p}");
+        }
+    }
+    if let Some(head_ref) = git(&["symbolic-ref", "-q", "HEAD"])
+        && let Some(p) = git(&["rev-parse", "--git-path", &head_ref])
+        && Path::new(&p).exists()
+    {
+        println!("cargo:rerun-if-changed={p}");
+    }
+}
+
+fn emit(key: &str, value: &str) {
+    println!("cargo:rustc-env={key}={value}");
+}
+
+/// Output of a git command, or None without git or outside a repository.
+fn git(args: &[&str]) -> Option<String> {
+    let out = Command::new("git").args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The version Cargo.lock pins for `name` (the first entry, if several).
+fn locked_version(lock: &str, name: &str) -> Option<String> {
+    let needle = format!("name = \"{name}\"");
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == needle {
+            let version = lines.next()?.trim();
+            return version
+                .strip_prefix("version = \"")
+                .and_then(|v| v.strip_suffix('"'))
+                .map(str::to_string);
+        }
+    }
+    None
+}
