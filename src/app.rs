@@ -4,12 +4,13 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::cli::{Cli, Command, RunArgs};
-use crate::engine;
-use crate::report::console::Console;
-use crate::report::{Reporter, RunInfo};
+use crate::report::RunInfo;
+use crate::report::setup::{self, SinkKind};
 use crate::run::{self, Plan};
+use crate::{config, engine, probe};
 
 /// Every point succeeded.
 pub const EXIT_OK: u8 = 0;
@@ -77,6 +78,22 @@ fn run_benchmark(args: RunArgs) -> u8 {
         eprintln!("kvmark: warning: cannot install the Ctrl-C handler: {e}");
     }
 
+    let args = match config::apply(args) {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("kvmark: error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let report_given = args.report.is_some();
+    let save_config = args.save_config.clone();
+    let outputs = match args.outputs() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("kvmark: error: {e}");
+            return EXIT_USAGE;
+        }
+    };
     let plan = match args.into_plan() {
         Ok(plan) => plan,
         Err(e) => {
@@ -84,14 +101,52 @@ fn run_benchmark(args: RunArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let mut reporter = Reporter::new();
-    reporter.add("console", Box::new(Console::new(Box::new(std::io::stdout()))));
-    reporter.begin(&run_info(&plan));
-    let outcome = run::execute(&plan, &mut reporter, &abort);
+    for w in warnings(&plan, &outputs, report_given) {
+        eprintln!("kvmark: warning: {w}");
+    }
+    // The replay config is needed by --save-config and by the report directory.
+    let replay = config::replay::render(&plan, &outputs);
+    if let Some(path) = &save_config {
+        let written = replay
+            .as_ref()
+            .map_err(String::clone)
+            .and_then(|text| std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display())));
+        if let Err(e) = written {
+            eprintln!("kvmark: error: --save-config: {e}");
+            return EXIT_USAGE;
+        }
+        eprintln!("kvmark: saved this run's config to {}", path.display());
+    }
+    let replay_text = match (&replay, &outputs.report_dir) {
+        (Ok(t), _) => t.clone(),
+        (Err(e), Some(_)) => {
+            eprintln!("kvmark: error: --report-dir: the replay config cannot be written: {e}");
+            return EXIT_USAGE;
+        }
+        (Err(_), None) => String::new(),
+    };
+    let opened = match setup::open(&outputs, &replay_text) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("kvmark: error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    if let Some(dir) = &opened.dir {
+        eprintln!("kvmark: writing reports to {}", dir.display());
+    }
+    let reporter = opened.reporter;
+    let mut info = run_info(&plan);
+    info.probes = probe::collect(plan.probes, plan.data_dir.as_deref());
+    reporter.begin(&info);
+    let outcome = run::execute(&plan, &reporter, &abort);
     reporter.end(&outcome);
 
     for e in reporter.errors() {
         eprintln!("kvmark: error: {e}");
+    }
+    if let Some(dir) = &opened.dir {
+        eprintln!("kvmark: reports are in {}", dir.display());
     }
     for e in &outcome.other_errors {
         eprintln!("kvmark: error: {e}");
@@ -114,7 +169,35 @@ fn run_benchmark(args: RunArgs) -> u8 {
     }
 }
 
-/// The report header for a plan.
+/// Things worth knowing before a run starts: a data directory in RAM, flags that
+/// will have no effect.
+pub fn warnings(plan: &Plan, outputs: &setup::Outputs, report_given: bool) -> Vec<String> {
+    let mut w = Vec::new();
+    if let Some(dir) = &plan.data_dir
+        && let Some(msg) = probe::device::ram_fs_warning(dir)
+    {
+        w.push(msg);
+    }
+    if outputs.report_dir.is_some() {
+        if report_given {
+            w.push("--report is ignored: --report-dir writes every report".to_string());
+        }
+        return w;
+    }
+    let has = |kind: SinkKind| outputs.sinks.iter().any(|s| s.kind == kind);
+    if plan.timeline.is_some() && !has(SinkKind::Timeline) {
+        w.push(
+            "--timeline samples, but no sink writes the timeline: add --report timeline:FILE, or use --report-dir"
+                .to_string(),
+        );
+    }
+    if plan.timeline.is_none() && has(SinkKind::Timeline) {
+        w.push("the timeline sink writes rows only when --timeline S names a sample interval".to_string());
+    }
+    w
+}
+
+/// The report header for a plan (probes are added by the caller).
 pub fn run_info(plan: &Plan) -> RunInfo {
     RunInfo {
         version: env!("CARGO_PKG_VERSION").to_string(),
@@ -136,5 +219,25 @@ pub fn run_info(plan: &Plan) -> RunInfo {
         users: plan.params.users,
         items: plan.params.items,
         seed_once: plan.seed_once,
+        seed_threads: plan.seed_threads,
+        timeline: plan.timeline.map(|t| t.as_secs_f64()),
+        data_dir: plan.data_dir.clone(),
+        engine_options: plan
+            .engine_options
+            .iter()
+            .filter(|(_, o)| !o.is_empty())
+            .map(|(n, o)| {
+                (
+                    n.clone(),
+                    o.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+                )
+            })
+            .collect(),
+        started_unix: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs_f64(),
+        command: std::env::args().collect(),
+        probes: Vec::new(),
     }
 }

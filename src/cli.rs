@@ -3,10 +3,14 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::config::size::{looks_like_size, parse_size};
 use crate::engine::{self, EngineInfo, EngineOptions};
+use crate::probe::ProbeSet;
+use crate::report::setup::{self, Outputs};
 use crate::run::Plan;
 use crate::workload::{self, Budget, Params, Workload, WorkloadError};
 
@@ -34,6 +38,8 @@ pub const DEFAULT_SEED: u64 = 1;
         kvmark workloads/mixed.lua\n  \
         kvmark --secs 10 --threads 1,2 workloads/mixed.lua workloads/scan.lua\n  \
         kvmark --batch 1,8,64 --repeat 3 workloads/batch.lua\n  \
+        kvmark --secs 10 --timeline 0.5 --report-dir results workloads/mixed.lua\n  \
+        kvmark --config samples/skiplist-sweep.cnf --secs 2\n  \
         kvmark engines",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
@@ -61,8 +67,8 @@ pub enum Command {
 #[derive(Debug, Args, Default, Clone)]
 pub struct RunArgs {
     /// Workload files (.lua), run in sequence, each over the whole grid with its own
-    /// fresh stores.
-    #[arg(value_name = "WORKLOAD", required = true)]
+    /// fresh stores. Given here, they replace a config file's `workload` lines.
+    #[arg(value_name = "WORKLOAD")]
     pub workloads: Vec<PathBuf>,
 
     /// Total units (run() calls) across all threads, split evenly; then stop.
@@ -136,8 +142,55 @@ pub struct RunArgs {
     pub no_keep_data: bool,
 
     /// An engine option, ENGINE.KEY=VALUE (repeatable); `kvmark engines` lists the keys.
+    /// Sizes take K, M, G or T (powers of 1024). Overrides the same key of a config
+    /// file's engine section.
     #[arg(long, value_name = "ENGINE.KEY=VALUE")]
     pub engine_opt: Vec<String>,
+
+    /// Sample a live timeline every S seconds (fractions allowed, e.g. 0.1): throughput,
+    /// interval latency per operation kind, the system probe, the store's disk bytes and
+    /// the engine's stats. Written by the timeline sink and --report-dir.
+    #[arg(long, value_name = "S")]
+    pub timeline: Option<f64>,
+
+    /// Switch the timeline off (overrides a config file).
+    #[arg(long, conflicts_with = "timeline")]
+    pub no_timeline: bool,
+
+    /// Probes to record: a comma list of system, build; or all, or none. [default: all]
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub probe: Option<Vec<String>>,
+
+    /// Report sinks, a comma list of NAME or NAME:PATH (a bare name or PATH - is
+    /// stdout): console, tsv, timeline, json, hdr (PATH is a directory of histogram
+    /// logs). [default: console]
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub report: Option<Vec<String>>,
+
+    /// Write every report into a fresh directory under DIR (report.txt, points.tsv,
+    /// timeline.tsv, results.json, hdr/, replay.cnf); overrides --report, and the
+    /// console report still goes to stdout.
+    #[arg(long, value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
+
+    /// Switch --report-dir off (overrides a config file).
+    #[arg(long, conflicts_with = "report_dir")]
+    pub no_report_dir: bool,
+
+    /// Load run settings from an INI file: [bench] holds the flags, a section named
+    /// after an engine holds its options. Every flag given here overrides the file.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Write the effective run to FILE as a config that `--config FILE` replays
+    /// (same grid, same seeds), then run it.
+    #[arg(long, value_name = "FILE")]
+    pub save_config: Option<PathBuf>,
+
+    /// Engine options from a config file's engine sections (the command line's
+    /// --engine-opt overrides them key by key).
+    #[arg(skip)]
+    pub file_engine_options: BTreeMap<String, EngineOptions>,
 }
 
 /// A problem with the command line or the files it names: exit status 2.
@@ -170,6 +223,7 @@ pub fn parse_engine_opts(flags: &[String]) -> Result<BTreeMap<String, EngineOpti
         if engine_name.is_empty() || key.is_empty() {
             return Err(bad());
         }
+        let value = normalize_option(value).map_err(|e| usage(format!("--engine-opt '{flag}': {e}")))?;
         if engine::find(engine_name).is_none() {
             return Err(usage(format!(
                 "--engine-opt '{flag}': unknown engine '{engine_name}' (compiled in: {})",
@@ -179,6 +233,16 @@ pub fn parse_engine_opts(flags: &[String]) -> Result<BTreeMap<String, EngineOpti
         out.entry(engine_name.to_string()).or_default().set(key, value);
     }
     Ok(out)
+}
+
+/// An engine option value as engines receive it: a value written like a size with a
+/// unit (`64M`) must be a valid size and becomes bytes; anything else is unchanged.
+pub fn normalize_option(value: &str) -> Result<String, String> {
+    if looks_like_size(value) {
+        parse_size(value).map(|n| n.to_string()).map_err(|e| e.to_string())
+    } else {
+        Ok(value.to_string())
+    }
 }
 
 fn engine_names() -> String {
@@ -256,7 +320,26 @@ impl RunArgs {
                 e.name
             )));
         }
-        let engine_options = parse_engine_opts(&self.engine_opt)?;
+        let mut engine_options = self.file_engine_options.clone();
+        for (name, opts) in parse_engine_opts(&self.engine_opt)? {
+            let merged = engine_options.entry(name).or_default();
+            for (k, v) in opts.iter() {
+                merged.set(k, v);
+            }
+        }
+        let timeline = match (self.timeline, self.no_timeline) {
+            (_, true) | (None, _) => None,
+            (Some(s), false) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Some(Duration::from_secs_f64(s)),
+            (Some(s), false) => {
+                return Err(usage(format!(
+                    "--timeline {s}: give a positive number of seconds between samples, e.g. 0.5"
+                )));
+            }
+        };
+        let probes = match &self.probe {
+            Some(list) => ProbeSet::parse(list).map_err(|e| usage(format!("--probe: {e}")))?,
+            None => ProbeSet::ALL,
+        };
         let workloads = open_workloads(&self.workloads)?;
         let params = Params {
             users: self.users.unwrap_or(DEFAULT_USERS),
@@ -284,7 +367,21 @@ impl RunArgs {
             seed_once: self.seed_once && !self.no_seed_once,
             data_dir: self.data_dir,
             keep_data: self.keep_data && !self.no_keep_data,
+            timeline,
+            probes,
         })
+    }
+
+    /// Where the run reports: `--report` and `--report-dir`.
+    pub fn outputs(&self) -> Result<Outputs, UsageError> {
+        let mut out = Outputs::default();
+        if let Some(list) = &self.report {
+            out.sinks = setup::parse_list(list).map_err(|e| usage(format!("--report: {e}")))?;
+        }
+        if !self.no_report_dir {
+            out.report_dir = self.report_dir.clone();
+        }
+        Ok(out)
     }
 }
 

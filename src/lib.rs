@@ -3,10 +3,13 @@
 //! The data flow: a workload file ([`workload`]) drives a [`run::kv::Kv`] verb set
 //! over an engine's [`engine::Session`]; the runner ([`run`]) sweeps the grid of
 //! engines x threads x batch sizes and repeats, recording whole latency histograms
-//! ([`metrics`]) that the reporters ([`report`]) turn into output.
+//! ([`metrics`]) that the reporters ([`report`]) turn into output, with the context
+//! the probes ([`probe`]) record. Runs can be written and replayed as config files
+//! ([`config`]).
 
 pub mod app;
 pub mod cli;
+pub mod config;
 pub mod engine;
 pub mod metrics;
 pub mod probe;

@@ -46,6 +46,18 @@ impl KindStats {
         self.hist.len()
     }
 
+    /// Empties the stats, keeping the histogram's allocation.
+    pub fn reset(&mut self) {
+        self.hist.reset();
+        self.prim_ops = 0;
+        self.hits = 0;
+        self.misses = 0;
+        self.errors = 0;
+        self.retries = 0;
+        self.rows = 0;
+        self.first_error = None;
+    }
+
     /// Adds `other` into `self` exactly.
     pub fn merge(&mut self, other: &KindStats) {
         self.hist.add(&other.hist).expect("histograms share bounds");
@@ -62,7 +74,9 @@ impl KindStats {
 }
 
 /// Everything one worker measured, per operation kind. Kinds never used allocate
-/// nothing (a histogram is about 270 KB).
+/// nothing (a histogram is about 270 KB). A kind counts as used once it has a call:
+/// a recycled recorder keeps its allocations but reports only what it recorded since
+/// its last [`Recorder::reset`].
 #[derive(Debug, Clone, Default)]
 pub struct Recorder {
     kinds: [Option<Box<KindStats>>; OpKind::COUNT],
@@ -80,9 +94,9 @@ impl Recorder {
         self.kinds[kind.index()].get_or_insert_with(|| Box::new(KindStats::new()))
     }
 
-    /// The stats of `kind`, if it was ever used.
+    /// The stats of `kind`, if it has calls.
     pub fn kind(&self, kind: OpKind) -> Option<&KindStats> {
-        self.kinds[kind.index()].as_deref()
+        self.kinds[kind.index()].as_deref().filter(|s| s.count() > 0)
     }
 
     /// Records one call of `kind` that took `ns` nanoseconds and touched `prim_ops`
@@ -142,7 +156,26 @@ impl Recorder {
 
     /// True when nothing was recorded.
     pub fn is_empty(&self) -> bool {
-        self.kinds.iter().all(Option::is_none)
+        self.used().next().is_none()
+    }
+
+    /// Empties every kind, keeping the allocations, so an interval recorder can be
+    /// reused without allocating on a worker's hot path.
+    pub fn reset(&mut self) {
+        for stats in self.kinds.iter_mut().flatten() {
+            stats.reset();
+        }
+    }
+
+    /// An empty recorder with the same kinds allocated as `self`.
+    pub fn empty_like(&self) -> Recorder {
+        let mut r = Recorder::new();
+        for (slot, mine) in r.kinds.iter_mut().zip(&self.kinds) {
+            if mine.is_some() {
+                *slot = Some(Box::new(KindStats::new()));
+            }
+        }
+        r
     }
 }
 
@@ -168,6 +201,25 @@ mod tests {
         assert_eq!(all.prim_ops(), 2064);
         assert_eq!(all.hit_rate(), Some(0.5));
         assert_eq!(all.write_ops(), 64);
+    }
+
+    #[test]
+    fn reset_keeps_allocations_but_forgets_calls() {
+        let mut r = Recorder::new();
+        r.record(OpKind::Get, 10, 1).hits += 1;
+        r.record(OpKind::Put, 10, 1);
+        let like = r.empty_like();
+        assert!(like.is_empty());
+        assert!(like.kinds[OpKind::Get.index()].is_some());
+        r.reset();
+        assert!(r.is_empty());
+        assert!(r.kind(OpKind::Get).is_none());
+        r.record(OpKind::Put, 20, 1);
+        let used: Vec<OpKind> = r.used().map(|(k, _)| k).collect();
+        assert_eq!(used, vec![OpKind::Put], "an emptied kind is not reported");
+        let mut total = Recorder::new();
+        total.merge(&r);
+        assert!(total.kinds[OpKind::Get.index()].is_none(), "merging skips empty kinds");
     }
 
     #[test]

@@ -12,13 +12,13 @@ use crate::workload::Budget;
 
 /// Writes the human report to any writer (stdout or a file).
 pub struct Console {
-    out: Box<dyn Write>,
+    out: Box<dyn Write + Send>,
     current_workload: Option<String>,
 }
 
 impl Console {
     /// A console report written to `out`.
-    pub fn new(out: Box<dyn Write>) -> Self {
+    pub fn new(out: Box<dyn Write + Send>) -> Self {
         Console {
             out,
             current_workload: None,
@@ -51,6 +51,13 @@ impl Sink for Console {
             None => "1 (or the workload's own sweep)".to_string(),
         };
         writeln!(self.out, "threads: {}  batch: {batch}", threads.join(","))?;
+        for probe in &info.probes {
+            writeln!(self.out, "[probe: {}]", probe.name)?;
+            let width = probe.entries.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+            for (k, v) in &probe.entries {
+                writeln!(self.out, "  {k:<width$}  {v}")?;
+            }
+        }
         self.out.flush()
     }
 

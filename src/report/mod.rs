@@ -1,15 +1,26 @@
-//! Reporters: sinks that receive the run's metadata, each finished point, and the end
-//! of the run. One file per sink behind the small [`Sink`] trait; [`Reporter`] fans
-//! every event out to all requested sinks (after hyperfine's exporters).
+//! Reporters: sinks that receive the run's metadata, live samples, each finished
+//! point, and the end of the run. One file per sink behind the small [`Sink`] trait;
+//! [`Reporter`] fans every event out to all requested sinks (after hyperfine's
+//! exporters). [`setup`] turns `--report` and `--report-dir` into a reporter.
 
+pub mod bundle;
 pub mod console;
+pub mod figures;
 pub mod format;
+pub mod hdr;
+pub mod json;
+pub mod setup;
+pub mod timeline;
+pub mod tsv;
 
 use std::io;
 use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
 
+use crate::probe::Probe;
 use crate::run::RunOutcome;
 use crate::run::result::PointResult;
+use crate::run::sampler::{Sample, SampleSink};
 use crate::workload::Budget;
 
 /// What a run is, for report headers.
@@ -21,6 +32,8 @@ pub struct RunInfo {
     pub workloads: Vec<(String, PathBuf)>,
     /// (name, library version) of each engine.
     pub engines: Vec<(String, String)>,
+    /// Effective options per engine (engines without options are left out).
+    pub engine_options: Vec<(String, Vec<(String, String)>)>,
     /// Thread counts swept.
     pub threads: Vec<usize>,
     /// Batch sizes given with --batch, if any.
@@ -37,23 +50,62 @@ pub struct RunInfo {
     pub items: u64,
     /// Seed once per engine.
     pub seed_once: bool,
+    /// Loader threads, when set.
+    pub seed_threads: Option<usize>,
+    /// Timeline period in seconds, when sampled.
+    pub timeline: Option<f64>,
+    /// The data directory, if any.
+    pub data_dir: Option<PathBuf>,
+    /// Unix time the run started, in seconds.
+    pub started_unix: f64,
+    /// The command line as given.
+    pub command: Vec<String>,
+    /// What the probes found.
+    pub probes: Vec<Probe>,
 }
 
 /// A report destination.
-pub trait Sink {
+pub trait Sink: Send {
     /// The run is starting.
     fn begin(&mut self, info: &RunInfo) -> io::Result<()>;
     /// A point finished (written at once, so a run that dies keeps finished points).
     fn point(&mut self, point: &PointResult) -> io::Result<()>;
+    /// A live sample (only sent while some sink wants samples).
+    fn sample(&mut self, _sample: &Sample<'_>) -> io::Result<()> {
+        Ok(())
+    }
     /// The run ended (normally, with failures, or interrupted).
     fn end(&mut self, outcome: &RunOutcome) -> io::Result<()>;
+    /// True when the sink uses the `--timeline` metrics.
+    fn wants_timeline(&self) -> bool {
+        false
+    }
+    /// True when the sink uses interval histograms even without `--timeline` (each
+    /// step is then one interval).
+    fn wants_intervals(&self) -> bool {
+        false
+    }
+}
+
+struct Slot {
+    name: String,
+    sink: Box<dyn Sink>,
+    failed: bool,
+}
+
+#[derive(Default)]
+struct Inner {
+    sinks: Vec<Slot>,
+    errors: Vec<String>,
 }
 
 /// Fans events out to every sink, remembering write failures for the end of the run.
+/// A sink that failed once is reported and not written again. Shared by the main
+/// thread and the sampler thread, so events are serialised by a lock (never touched
+/// by workers).
 #[derive(Default)]
 pub struct Reporter {
-    sinks: Vec<(String, Box<dyn Sink>)>,
-    errors: Vec<String>,
+    inner: Mutex<Inner>,
 }
 
 impl Reporter {
@@ -62,36 +114,103 @@ impl Reporter {
         Self::default()
     }
 
-    /// Adds a sink, named for error messages.
-    pub fn add(&mut self, name: impl Into<String>, sink: Box<dyn Sink>) {
-        self.sinks.push((name.into(), sink));
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn each(&mut self, mut f: impl FnMut(&mut dyn Sink) -> io::Result<()>) {
-        for (name, sink) in &mut self.sinks {
-            if let Err(e) = f(sink.as_mut()) {
-                self.errors.push(format!("report sink {name}: {e}"));
+    /// Adds a sink, named for error messages.
+    pub fn add(&mut self, name: impl Into<String>, sink: Box<dyn Sink>) {
+        self.lock().sinks.push(Slot {
+            name: name.into(),
+            sink,
+            failed: false,
+        });
+    }
+
+    fn each(&self, mut f: impl FnMut(&mut dyn Sink) -> io::Result<()>) {
+        let mut inner = self.lock();
+        let Inner { sinks, errors } = &mut *inner;
+        for slot in sinks.iter_mut().filter(|s| !s.failed) {
+            if let Err(e) = f(slot.sink.as_mut()) {
+                slot.failed = true;
+                errors.push(format!("report sink {}: {e} (no further output to it)", slot.name));
             }
         }
     }
 
     /// Sends the run header.
-    pub fn begin(&mut self, info: &RunInfo) {
+    pub fn begin(&self, info: &RunInfo) {
         self.each(|s| s.begin(info));
     }
 
     /// Sends a finished point.
-    pub fn point(&mut self, point: &PointResult) {
+    pub fn point(&self, point: &PointResult) {
         self.each(|s| s.point(point));
     }
 
     /// Sends the end of the run.
-    pub fn end(&mut self, outcome: &RunOutcome) {
+    pub fn end(&self, outcome: &RunOutcome) {
         self.each(|s| s.end(outcome));
     }
 
+    /// True when some sink uses timeline metrics.
+    pub fn wants_timeline(&self) -> bool {
+        self.lock().sinks.iter().any(|s| s.sink.wants_timeline())
+    }
+
+    /// True when some sink uses interval histograms.
+    pub fn wants_intervals(&self) -> bool {
+        self.lock().sinks.iter().any(|s| s.sink.wants_intervals())
+    }
+
     /// Write failures so far (each is reported and makes the exit status non-zero).
-    pub fn errors(&self) -> &[String] {
-        &self.errors
+    pub fn errors(&self) -> Vec<String> {
+        self.lock().errors.clone()
+    }
+}
+
+impl SampleSink for Reporter {
+    fn sample(&self, sample: &Sample<'_>) {
+        self.each(|s| s.sample(sample));
+    }
+}
+
+/// Replaces tabs and line breaks, which would break a TSV row.
+pub fn tsv_field(s: &str) -> String {
+    s.replace(['\t', '\n', '\r'], " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Failing(usize);
+    impl Sink for Failing {
+        fn begin(&mut self, _: &RunInfo) -> io::Result<()> {
+            Ok(())
+        }
+        fn point(&mut self, _: &PointResult) -> io::Result<()> {
+            Ok(())
+        }
+        fn end(&mut self, _: &RunOutcome) -> io::Result<()> {
+            self.0 += 1;
+            Err(io::Error::other("disk full"))
+        }
+    }
+
+    #[test]
+    fn a_failing_sink_is_reported_once() {
+        let mut r = Reporter::new();
+        r.add("tsv:x", Box::new(Failing(0)));
+        r.end(&RunOutcome::default());
+        r.end(&RunOutcome::default());
+        let errors = r.errors();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].contains("report sink tsv:x: disk full"), "{errors:?}");
+    }
+
+    #[test]
+    fn tsv_fields_stay_on_one_row() {
+        assert_eq!(tsv_field("a\tb\nc"), "a b c");
     }
 }

@@ -6,10 +6,15 @@
 //! runs from that moment to the last thread's end. Threads never share anything per
 //! operation: each owns its session, program and recorder, and publishes a relaxed
 //! per-thread unit counter once per chunk for progress and sampling.
+//!
+//! With a sampler (see [`super::sampler`]), a worker also checks a relaxed sample
+//! epoch once per chunk; when it changed, the worker leaves its interval recorder in
+//! its mailbox and continues with an emptied spare. That lock is taken once per
+//! sample interval per thread, never per operation.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
@@ -20,6 +25,7 @@ use crate::metrics::Recorder;
 use crate::workload::{Budget, Params, Program, SweepValue, ThreadCtx, Workload, WorkloadError};
 
 use super::kv::Kv;
+use super::sampler::{Sampler, SamplerCtx, ThreadEnd};
 
 /// Chunks aim to take between these many nanoseconds: long enough that per-chunk
 /// costs (two clock reads, a counter store, a Rust-to-Lua call) vanish, short enough
@@ -91,17 +97,61 @@ pub struct CrewOutcome {
     pub end: CrewEnd,
 }
 
+/// An interval recorder a worker handed over.
+#[derive(Debug)]
+pub struct Piece {
+    /// What the worker recorded since its previous hand-over.
+    pub rec: Recorder,
+    /// Units it completed in that time.
+    pub units: u64,
+    /// Raw clock at the hand-over.
+    pub raw: u64,
+}
+
+/// A worker's hand-over point with the sampler.
+#[derive(Debug, Default)]
+pub struct Mailbox {
+    /// Handed over, not yet collected.
+    pub pieces: Vec<Piece>,
+    /// Emptied recorders to swap in.
+    pub spares: Vec<Recorder>,
+    /// The latest sample epoch this worker answered.
+    pub epoch: u64,
+    /// The worker finished the current step (it will not answer again).
+    pub done: bool,
+}
+
 /// Live counters the main thread (and any sampler) reads while a crew runs.
 #[derive(Debug)]
 pub struct Live {
     /// Units each thread completed in the current step, updated once per chunk.
     pub units: Vec<CachePadded<AtomicU64>>,
+    /// Keys each thread wrote in the current seed, published only while sampled.
+    pub keys: Vec<Arc<CachePadded<AtomicU64>>>,
+    /// Bumped by the sampler to ask workers for their interval recorders.
+    pub epoch: CachePadded<AtomicU64>,
+    /// Per-thread hand-over points.
+    pub mailboxes: Vec<CachePadded<Mutex<Mailbox>>>,
+    /// Whether a sampler watches this crew.
+    pub sampled: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Live {
-    fn new(threads: usize) -> Self {
+    fn new(threads: usize, sampled: bool) -> Self {
         Live {
             units: (0..threads).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
+            keys: (0..threads)
+                .map(|_| Arc::new(CachePadded::new(AtomicU64::new(0))))
+                .collect(),
+            epoch: CachePadded::new(AtomicU64::new(0)),
+            mailboxes: (0..threads)
+                .map(|_| CachePadded::new(Mutex::new(Mailbox::default())))
+                .collect(),
+            sampled,
         }
     }
 
@@ -114,6 +164,43 @@ impl Live {
         for u in &self.units {
             u.store(0, Ordering::Relaxed);
         }
+        for k in &self.keys {
+            k.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Readies the mailboxes for a new step (before its gate opens).
+    pub fn begin_step(&self) {
+        let epoch = self.epoch.load(Ordering::Relaxed);
+        for m in &self.mailboxes {
+            let mut m = lock(m);
+            m.done = false;
+            m.epoch = epoch;
+        }
+    }
+
+    /// Leaves the worker's interval recorder in its mailbox, continuing with a spare.
+    #[cold]
+    #[inline(never)]
+    fn hand_over(&self, t: usize, kv: &mut Kv, units: u64, raw: u64, epoch: u64) {
+        let mut mb = lock(&self.mailboxes[t]);
+        let full = match mb.spares.pop() {
+            Some(spare) => kv.replace_recorder(spare),
+            None => {
+                // The first hand-over of a thread: allocate its spare outside the lock.
+                drop(mb);
+                let spare = kv.recorder().empty_like();
+                let full = kv.replace_recorder(spare);
+                mb = lock(&self.mailboxes[t]);
+                full
+            }
+        };
+        mb.pieces.push(Piece { rec: full, units, raw });
+        mb.epoch = epoch;
+    }
+
+    fn finish(&self, t: usize) {
+        lock(&self.mailboxes[t]).done = true;
     }
 }
 
@@ -149,6 +236,8 @@ pub struct Crew<'a> {
     pub clock: &'a Clock,
     /// Set by Ctrl-C.
     pub abort: &'a Arc<AtomicBool>,
+    /// The timeline sampler's settings, when this measurement is sampled.
+    pub sampler: Option<SamplerCtx<'a>>,
 }
 
 enum Msg {
@@ -214,7 +303,11 @@ pub fn run(crew: &Crew<'_>, steps: &[Step], monitor: &mut dyn Monitor) -> CrewOu
     let n = crew.threads;
     let gate = Gate::new();
     let stop_before = AtomicUsize::new(0); // steps with index < this value must stop
-    let live = Live::new(n);
+    let live = Live::new(n, crew.sampler.is_some());
+    let sampler = crew
+        .sampler
+        .as_ref()
+        .map(|ctx| Sampler::new(ctx, &live, crew.store, crew.clock));
     let (tx, rx) = mpsc::channel::<Msg>();
 
     std::thread::scope(|scope| {
@@ -227,14 +320,26 @@ pub fn run(crew: &Crew<'_>, steps: &[Step], monitor: &mut dyn Monitor) -> CrewOu
                 .expect("spawn a worker thread");
         }
         drop(tx);
-        let outcome = lead(crew, steps, &rx, &gate, &stop_before, &live, monitor);
+        if let Some(s) = sampler.as_ref().filter(|s| s.ticks()) {
+            let (wake_tx, wake_rx) = mpsc::channel();
+            s.set_waker(wake_tx);
+            std::thread::Builder::new()
+                .name("kvmark-sampler".to_string())
+                .spawn_scoped(scope, move || s.run(wake_rx))
+                .expect("spawn the sampler thread");
+        }
+        let outcome = lead(crew, steps, &rx, &gate, &stop_before, &live, monitor, sampler.as_ref());
+        if let Some(s) = &sampler {
+            s.stop();
+        }
         gate.cancel();
         outcome
     })
 }
 
 /// The main thread's side: starts steps together, enforces time budgets and Ctrl-C,
-/// and merges what workers send back.
+/// and merges what workers send back (and, when sampled, what they handed over).
+#[allow(clippy::too_many_arguments)]
 fn lead(
     crew: &Crew<'_>,
     steps: &[Step],
@@ -243,6 +348,7 @@ fn lead(
     stop_before: &AtomicUsize,
     live: &Live,
     monitor: &mut dyn Monitor,
+    sampler: Option<&Sampler<'_>>,
 ) -> CrewOutcome {
     let n = crew.threads;
     let mut out = CrewOutcome {
@@ -275,6 +381,9 @@ fn lead(
             break;
         }
         live.reset();
+        if let Some(s) = sampler {
+            s.prepare_step();
+        }
         monitor.step_started(step, live);
         let began = Instant::now();
         let deadline = match step {
@@ -286,6 +395,10 @@ fn lead(
         };
         let start_raw = crew.clock.raw();
         gate.release(i + 1);
+        if let Some(s) = sampler {
+            s.step_started(step, start_raw, began);
+        }
+        let mut ends: Vec<Option<ThreadEnd>> = vec![None; n];
 
         let mut merged = StepOutcome {
             wall_ns: 0,
@@ -314,6 +427,11 @@ fn lead(
                     debug_assert_eq!(s, i);
                     finished += 1;
                     end_raw = end_raw.max(end);
+                    ends[thread] = Some(ThreadEnd {
+                        end_raw: end,
+                        units,
+                        prim_ops: rec.prim_ops(),
+                    });
                     merged.units += units;
                     merged.thread_units[thread] = units;
                     merged.rec.merge(&rec);
@@ -352,6 +470,11 @@ fn lead(
             }
         }
         merged.wall_ns = crew.clock.delta_as_nanos(start_raw, end_raw);
+        if let Some(s) = sampler {
+            // Everything workers handed over mid-step belongs to the step too.
+            let handed = s.end_step(&merged.rec, &ends, end_raw);
+            merged.rec.merge(&handed);
+        }
         monitor.step_finished(step, began.elapsed());
         out.steps.push(merged);
         if out.end != CrewEnd::Done {
@@ -403,13 +526,20 @@ fn worker(
             break;
         }
         let result = match step {
-            Step::Load => program.load().map(|()| 0).map_err(|e| (0, e)),
+            Step::Load => {
+                if live.sampled {
+                    program.kv().publish_writes(Some(Arc::clone(&live.keys[t])));
+                }
+                let r = program.load().map(|()| 0).map_err(|e| (0, e));
+                program.kv().publish_writes(None);
+                r
+            }
             Step::Run { phase, budget, .. } => {
                 let quota = match budget {
                     Budget::Ops(total) => Some(share(*total, crew.threads, t)),
                     Budget::Secs(_) => None,
                 };
-                run_units(
+                let r = run_units(
                     crew,
                     program.as_mut(),
                     *phase,
@@ -417,8 +547,13 @@ fn worker(
                     quota,
                     &mut iter,
                     stop_before,
-                    &live.units[t],
-                )
+                    live,
+                    t,
+                );
+                if live.sampled {
+                    live.finish(t);
+                }
+                r
             }
         };
         let end_raw = crew.clock.raw();
@@ -458,11 +593,16 @@ fn run_units(
     quota: Option<u64>,
     iter: &mut u64,
     stop_before: &AtomicUsize,
-    counter: &AtomicU64,
+    live: &Live,
+    t: usize,
 ) -> Result<u64, (u64, WorkloadError)> {
     let clock = crew.clock;
+    let counter = &live.units[t];
     let mut done = 0u64;
     let mut chunk = 1u64;
+    // Per chunk, one relaxed load tells whether the sampler wants this interval.
+    let mut epoch = live.epoch.load(Ordering::Relaxed);
+    let mut handed = 0u64;
     loop {
         if stop_before.load(Ordering::Relaxed) > step || crew.abort.load(Ordering::Relaxed) {
             break;
@@ -474,10 +614,17 @@ fn run_units(
         };
         let t0 = clock.raw();
         let got = program.run(phase, *iter + 1, want).map_err(|e| (done, e))?;
-        let took = clock.delta_as_nanos(t0, clock.raw());
+        let t1 = clock.raw();
+        let took = clock.delta_as_nanos(t0, t1);
         done += got;
         *iter += got;
         counter.store(done, Ordering::Relaxed);
+        let now_epoch = live.epoch.load(Ordering::Relaxed);
+        if now_epoch != epoch {
+            epoch = now_epoch;
+            live.hand_over(t, program.kv(), done - handed, t1, now_epoch);
+            handed = done;
+        }
         if got < want {
             break;
         }

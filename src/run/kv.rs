@@ -7,9 +7,10 @@
 //! outside the timed region.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+use crossbeam_utils::CachePadded;
 use quanta::Clock;
 
 use crate::engine::{EngineResult, ErrorKind, Existed, Rows, ScanFn, Session, Values};
@@ -28,6 +29,10 @@ pub struct Kv {
     get_buf: Vec<u8>,
     rows: Rows,
     values: Values,
+    /// While a sampled seed runs: keys written so far, published for the timeline.
+    /// A seed is one long load() call with no chunk boundaries, so this relaxed store
+    /// to the thread's own cache line is the only way to see its progress.
+    written: Option<(Arc<CachePadded<AtomicU64>>, u64)>,
 }
 
 /// Reads a clock-raw timestamp pair into nanoseconds and records the call.
@@ -77,6 +82,21 @@ impl Kv {
             get_buf: Vec::new(),
             rows: Rows::default(),
             values: Values::default(),
+            written: None,
+        }
+    }
+
+    /// Publishes the count of keys written (put, mput keys, append) to `counter` after
+    /// every write, or stops publishing with None. Used only around a sampled seed.
+    pub fn publish_writes(&mut self, counter: Option<Arc<CachePadded<AtomicU64>>>) {
+        self.written = counter.map(|c| (c, 0));
+    }
+
+    #[inline]
+    fn wrote(&mut self, keys: u64) {
+        if let Some((counter, n)) = &mut self.written {
+            *n += keys;
+            counter.store(*n, Ordering::Relaxed);
         }
     }
 
@@ -96,6 +116,12 @@ impl Kv {
         std::mem::take(&mut self.rec)
     }
 
+    /// Swaps in `fresh` (an emptied recorder) and returns the one recorded so far: an
+    /// interval hand-over that allocates nothing.
+    pub fn replace_recorder(&mut self, fresh: Recorder) -> Recorder {
+        std::mem::replace(&mut self.rec, fresh)
+    }
+
     /// The clock used for timing (shared calibration, cheap raw reads).
     pub fn clock(&self) -> &Clock {
         &self.clock
@@ -105,7 +131,9 @@ impl Kv {
     #[inline]
     pub fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
         let session = &mut self.session;
-        timed!(self, OpKind::Put, 1, session.put(key, val))
+        let r = timed!(self, OpKind::Put, 1, session.put(key, val));
+        self.wrote(1);
+        r
     }
 
     /// get(key): the value, borrowed until the next call.
@@ -167,7 +195,9 @@ impl Kv {
     /// mput(pairs), committed as one engine write where the engine can.
     pub fn mput(&mut self, pairs: &[(&[u8], &[u8])]) -> EngineResult<()> {
         let session = &mut self.session;
-        timed!(self, OpKind::Mput, pairs.len() as u64, session.mput(pairs))
+        let r = timed!(self, OpKind::Mput, pairs.len() as u64, session.mput(pairs));
+        self.wrote(pairs.len() as u64);
+        r
     }
 
     /// mdel(keys): how many existed, or None where unknown.
@@ -179,7 +209,9 @@ impl Kv {
     /// append(key, suffix).
     pub fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<()> {
         let session = &mut self.session;
-        timed!(self, OpKind::Append, 1, session.append(key, suffix))
+        let r = timed!(self, OpKind::Append, 1, session.append(key, suffix));
+        self.wrote(1);
+        r
     }
 
     /// delete_range(lo, hi).

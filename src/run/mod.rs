@@ -5,28 +5,35 @@
 //! threads, then batch size; each cell is measured `repeat` times. Every measurement
 //! gets a fresh store unless `seed_once` shares one seeded store per engine (and per
 //! sweep value when the workload asks for `seed_per_value`).
+//!
+//! When a sink wants them, measurements are sampled ([`sampler`]): a timeline every
+//! `--timeline` seconds, and interval histograms for histogram logs.
 
 pub mod crew;
 pub mod kv;
 pub mod progress;
 pub mod result;
+pub mod sampler;
 pub mod store;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use quanta::Clock;
 
 use crate::engine::{EngineInfo, EngineOptions};
 use crate::metrics::Recorder;
+use crate::probe::ProbeSet;
 use crate::report::Reporter;
 use crate::workload::{Budget, Params, SweepValue, Workload};
 
 use self::crew::{Crew, CrewEnd, Step};
 use self::progress::Progress;
 use self::result::{PhaseRun, PointKey, PointResult, PointStatus, RepeatRun, SeedResult, SummaryRow};
+use self::sampler::{SampleSink, SamplerCtx};
 use self::store::OpenStore;
 
 /// Everything a run needs, already validated.
@@ -55,6 +62,21 @@ pub struct Plan {
     pub data_dir: Option<PathBuf>,
     /// Keep store directories after use.
     pub keep_data: bool,
+    /// Timeline sample period (`--timeline`), if any.
+    pub timeline: Option<Duration>,
+    /// Probes to run; the system probe is also sampled into the timeline.
+    pub probes: ProbeSet,
+}
+
+/// How measurements are sampled, when any sink wants samples.
+#[derive(Clone, Copy)]
+pub struct Sampling<'a> {
+    /// Timeline period; None when only whole-step interval histograms are wanted.
+    pub interval: Option<Duration>,
+    /// Sample the system probe too.
+    pub system: bool,
+    /// Where samples go.
+    pub sink: &'a dyn SampleSink,
 }
 
 /// How a whole run went.
@@ -83,10 +105,18 @@ struct Shared {
     seed: Option<SeedResult>,
 }
 
-/// Runs the plan, reporting each point to `reporter` as it finishes.
-pub fn execute(plan: &Plan, reporter: &mut Reporter, abort: &Arc<AtomicBool>) -> RunOutcome {
+/// Runs the plan, reporting each point to `reporter` as it finishes (and samples
+/// while it runs, when a sink wants them).
+pub fn execute(plan: &Plan, reporter: &Reporter, abort: &Arc<AtomicBool>) -> RunOutcome {
     let clock = Clock::new();
     let mut out = RunOutcome::default();
+    let interval = plan.timeline.filter(|_| reporter.wants_timeline());
+    let sampling = (interval.is_some() || reporter.wants_intervals()).then_some(Sampling {
+        interval,
+        system: plan.probes.system,
+        sink: reporter,
+    });
+    let mut seq = 0usize;
     'all: for wl in &plan.workloads {
         let (batches, sweep_values, batched) = grid_axes(plan, wl.as_ref());
         for engine in &plan.engines {
@@ -98,6 +128,7 @@ pub fn execute(plan: &Plan, reporter: &mut Reporter, abort: &Arc<AtomicBool>) ->
                 options: &options,
                 clock: &clock,
                 abort,
+                sampling,
             };
             let mut shared: Option<Result<Shared, String>> = None;
             for (si, sweep) in sweep_values.iter().enumerate() {
@@ -108,7 +139,12 @@ pub fn execute(plan: &Plan, reporter: &mut Reporter, abort: &Arc<AtomicBool>) ->
                         out.other_errors.push(e);
                     }
                     let seed_threads = plan.seed_threads.unwrap_or(*plan.threads.iter().max().unwrap_or(&1));
-                    shared = Some(runner.open_and_seed(seed_threads, batches[0], sweep.clone(), true));
+                    let cell = Cell {
+                        threads: seed_threads,
+                        batch: batches[0],
+                        sweep: sweep.clone(),
+                    };
+                    shared = Some(runner.open_and_seed(&cell, batched, true, seq + 1, 0));
                 }
                 for &threads in &plan.threads {
                     for &batch in &batches {
@@ -117,7 +153,8 @@ pub fn execute(plan: &Plan, reporter: &mut Reporter, abort: &Arc<AtomicBool>) ->
                             batch,
                             sweep: sweep.clone(),
                         };
-                        let point = runner.measure_point(&cell, batched, shared.as_ref());
+                        seq += 1;
+                        let point = runner.measure_point(&cell, batched, shared.as_ref(), seq);
                         let interrupted = point.status == PointStatus::Interrupted;
                         if point.is_bad() {
                             out.bad_points += 1;
@@ -196,6 +233,14 @@ struct Runner<'a> {
     options: &'a EngineOptions,
     clock: &'a Clock,
     abort: &'a Arc<AtomicBool>,
+    sampling: Option<Sampling<'a>>,
+}
+
+/// Which measurement a crew samples: its point key, point number and repeat.
+struct SampleAs<'k> {
+    key: &'k PointKey,
+    seq: usize,
+    repeat: usize,
 }
 
 impl Runner<'_> {
@@ -218,7 +263,17 @@ impl Runner<'_> {
         threads: usize,
         batch: usize,
         sweep: Option<(String, SweepValue)>,
+        sample_as: SampleAs<'b>,
     ) -> Crew<'b> {
+        let sampler = self.sampling.map(|s| SamplerCtx {
+            interval: s.interval,
+            system: s.system,
+            sink: s.sink,
+            point: sample_as.key,
+            point_seq: sample_as.seq,
+            repeat: sample_as.repeat,
+            store_dir: store.dir.as_deref(),
+        });
         Crew {
             workload: self.wl,
             store: store.store.as_ref(),
@@ -228,11 +283,21 @@ impl Runner<'_> {
             sweep,
             clock: self.clock,
             abort: self.abort,
+            sampler,
         }
     }
 
-    /// Opens a fresh store and runs the workload's load() on `threads` threads.
-    fn open_and_seed(&self, threads: usize, batch: usize, sweep: SweepPoint, shared: bool) -> Result<Shared, String> {
+    /// Opens a fresh store and runs the workload's load() on `cell.threads` threads.
+    /// `seq` and `repeat` label its timeline samples.
+    fn open_and_seed(
+        &self,
+        cell: &Cell,
+        batched: bool,
+        shared: bool,
+        seq: usize,
+        repeat: usize,
+    ) -> Result<Shared, String> {
+        let threads = cell.threads;
         let store = OpenStore::open(
             self.engine,
             self.options,
@@ -243,7 +308,10 @@ impl Runner<'_> {
             return Ok(Shared { store, seed: None });
         }
         let mut progress = Progress::seeding(self.wl.name(), self.engine.name, threads);
-        let outcome = crew::run(&self.crew(&store, threads, batch, sweep), &[Step::Load], &mut progress);
+        let key = self.key(cell, batched);
+        let sample_as = SampleAs { key: &key, seq, repeat };
+        let crew = self.crew(&store, threads, cell.batch, cell.sweep.clone(), sample_as);
+        let outcome = crew::run(&crew, &[Step::Load], &mut progress);
         match outcome.end {
             CrewEnd::Done => {
                 let step = &outcome.steps[0];
@@ -272,7 +340,13 @@ impl Runner<'_> {
     }
 
     /// Measures one cell `repeat` times and reduces the repeats.
-    fn measure_point(&self, cell: &Cell, batched: bool, shared: Option<&Result<Shared, String>>) -> PointResult {
+    fn measure_point(
+        &self,
+        cell: &Cell,
+        batched: bool,
+        shared: Option<&Result<Shared, String>>,
+        seq: usize,
+    ) -> PointResult {
         let key = self.key(cell, batched);
         let phases = self.wl.phases();
         let steps: Vec<Step> = phases
@@ -292,7 +366,7 @@ impl Runner<'_> {
             phases: phases.iter().map(|p| (p.name.clone(), Recorder::new())).collect(),
         };
         let label = point.key.label();
-        for _ in 0..self.plan.repeat {
+        for repeat in 1..=self.plan.repeat {
             let (fresh, seed) = match shared {
                 Some(Ok(s)) => (None, s.seed.clone()),
                 Some(Err(e)) => {
@@ -300,8 +374,12 @@ impl Runner<'_> {
                     break;
                 }
                 None => {
-                    let seed_threads = self.plan.seed_threads.unwrap_or(cell.threads);
-                    match self.open_and_seed(seed_threads, cell.batch, cell.sweep.clone(), false) {
+                    let seed_cell = Cell {
+                        threads: self.plan.seed_threads.unwrap_or(cell.threads),
+                        batch: cell.batch,
+                        sweep: cell.sweep.clone(),
+                    };
+                    match self.open_and_seed(&seed_cell, batched, false, seq, repeat) {
                         Ok(s) => (Some(s.store), s.seed),
                         Err(e) => {
                             point.status = failed_status(&e, &label, self.abort);
@@ -316,11 +394,13 @@ impl Runner<'_> {
                 _ => unreachable!("a store was opened or shared"),
             };
             let mut progress = Progress::running(&label);
-            let outcome = crew::run(
-                &self.crew(store, cell.threads, cell.batch, cell.sweep.clone()),
-                &steps,
-                &mut progress,
-            );
+            let sample_as = SampleAs {
+                key: &point.key,
+                seq,
+                repeat,
+            };
+            let crew = self.crew(store, cell.threads, cell.batch, cell.sweep.clone(), sample_as);
+            let outcome = crew::run(&crew, &steps, &mut progress);
             if let Some(s) = fresh
                 && let Err(e) = s.close()
                 && outcome.end == CrewEnd::Done

@@ -1,0 +1,133 @@
+//! Writes the effective run as a config file: `kvmark --config FILE` then reruns
+//! the identical grid (workloads, engines and their options, threads, batch sizes,
+//! budget, repeats) with the identical seeds.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::probe::build::GIT_COMMIT;
+use crate::report::setup::Outputs;
+use crate::run::Plan;
+use crate::workload::Budget;
+
+/// The config text of `plan` reporting to `outputs`. Fails when a value cannot be
+/// written faithfully (a line break, or whitespace followed by `;` or `#`, which a
+/// reader would take for a comment).
+pub fn render(plan: &Plan, outputs: &Outputs) -> Result<String, String> {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# kvmark replay config, written by kvmark {} (commit {GIT_COMMIT}).",
+        env!("CARGO_PKG_VERSION")
+    );
+    let _ = writeln!(
+        s,
+        "# `kvmark --config THIS_FILE` reruns the same grid with the same seeds; any flag\n\
+         # given with it overrides the value here."
+    );
+    s.push_str("\n[bench]\n");
+    let mut put = |key: &str, value: String| -> Result<(), String> {
+        check(key, &value)?;
+        let _ = writeln!(s, "{key} = {value}");
+        Ok(())
+    };
+    for wl in &plan.workloads {
+        put("workload", abs(wl.path()))?;
+    }
+    put(
+        "backend",
+        plan.engines.iter().map(|e| e.name).collect::<Vec<_>>().join(","),
+    )?;
+    put("threads", list(&plan.threads))?;
+    if let Some(batch) = &plan.batch {
+        put("batch", list(batch))?;
+    }
+    match plan.budget {
+        Budget::Ops(n) => put("ops", n.to_string())?,
+        // Rust prints the shortest text that reads back as the same f64.
+        Budget::Secs(secs) => put("secs", secs.to_string())?,
+    }
+    put("repeat", plan.repeat.to_string())?;
+    put("users", plan.params.users.to_string())?;
+    put("items", plan.params.items.to_string())?;
+    put("seed", plan.params.seed.to_string())?;
+    if let Some(n) = plan.seed_threads {
+        put("seed_threads", n.to_string())?;
+    }
+    put("seed_once", plan.seed_once.to_string())?;
+    put("keep_data", plan.keep_data.to_string())?;
+    if let Some(dir) = &plan.data_dir {
+        put("data_dir", abs(dir))?;
+    }
+    if let Some(t) = plan.timeline {
+        put("timeline", t.as_secs_f64().to_string())?;
+    }
+    put("probe", plan.probes.names().join(","))?;
+    match &outputs.report_dir {
+        Some(dir) => put("report_dir", abs(dir))?,
+        None => put(
+            "report",
+            outputs.sinks.iter().map(|s| s.to_item()).collect::<Vec<_>>().join(","),
+        )?,
+    }
+    for engine in &plan.engines {
+        let Some(opts) = plan.engine_options.get(engine.name).filter(|o| !o.is_empty()) else {
+            continue;
+        };
+        let _ = writeln!(s, "\n[{}]", engine.name);
+        for (k, v) in opts.iter() {
+            check(k, v)?;
+            let _ = writeln!(s, "{k} = {v}");
+        }
+    }
+    Ok(s)
+}
+
+fn list(v: &[usize]) -> String {
+    v.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
+}
+
+fn abs(p: &Path) -> String {
+    std::path::absolute(p)
+        .unwrap_or_else(|_| p.to_path_buf())
+        .display()
+        .to_string()
+}
+
+/// Refuses values an INI reader would not read back unchanged.
+fn check(key: &str, value: &str) -> Result<(), String> {
+    let mut prev_space = false;
+    for c in value.chars() {
+        if c == '\n' || c == '\r' {
+            return Err(format!(
+                "cannot write {key} to a config file: its value has a line break"
+            ));
+        }
+        if (c == ';' || c == '#') && prev_space {
+            return Err(format!(
+                "cannot write {key} = {value} to a config file: whitespace before '{c}' would start a comment"
+            ));
+        }
+        prev_space = c.is_whitespace();
+    }
+    if value.starts_with([';', '#']) || value.trim() != value {
+        return Err(format!(
+            "cannot write {key} = {value} to a config file: it would not read back unchanged"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_that_would_not_read_back_are_refused() {
+        assert!(check("k", "{a=1;b=2}").is_ok());
+        assert!(check("k", "a ;b").is_err());
+        assert!(check("k", "a\nb").is_err());
+        assert!(check("k", "#x").is_err());
+        assert!(check("k", " x").is_err());
+    }
+}

@@ -1,0 +1,108 @@
+//! Sizes as config files and engine options write them: a whole number of bytes,
+//! optionally followed by K, M, G or T meaning powers of 1024 (`64M` = 64 MiB).
+//!
+//! Engine-agnostic on purpose, so engines can parse their own size knobs with it.
+
+use std::fmt;
+
+/// Why a size did not parse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SizeError(pub String);
+
+impl fmt::Display for SizeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SizeError {}
+
+/// Parses `64M`, `4k`, `1T` or `4096` into bytes. There is no `B` suffix and no
+/// fraction: `64MB` and `1.5G` are errors, never a silent default.
+pub fn parse_size(text: &str) -> Result<u64, SizeError> {
+    let t = text.trim();
+    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, suffix) = t.split_at(digits_end);
+    if digits.is_empty() {
+        return Err(SizeError(format!(
+            "'{text}' is not a size: write a whole number of bytes, optionally with K, M, G or T (powers of 1024), e.g. 64M"
+        )));
+    }
+    let shift = match suffix {
+        "" => 0,
+        "k" | "K" => 10,
+        "m" | "M" => 20,
+        "g" | "G" => 30,
+        "t" | "T" => 40,
+        other => {
+            return Err(SizeError(format!(
+                "'{text}': unknown size suffix '{other}' (use K, M, G or T, powers of 1024, with no B: e.g. 64M)"
+            )));
+        }
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| SizeError(format!("'{text}' is too large for a size")))?;
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| SizeError(format!("'{text}' is too large for a size")))
+}
+
+/// True for a value written like a size with a unit (`64M`, `64MB`, `10x`): digits,
+/// then letters and nothing else. Such values must parse with [`parse_size`];
+/// everything else (plain numbers, names, option strings) is left alone.
+pub fn looks_like_size(text: &str) -> bool {
+    let t = text.trim();
+    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    digits_end > 0 && digits_end < t.len() && t[digits_end..].chars().all(|c| c.is_ascii_alphabetic())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suffixes_are_powers_of_1024() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("4K"), Ok(4096));
+        assert_eq!(parse_size("64M"), Ok(64 << 20));
+        assert_eq!(parse_size("64m"), Ok(64 << 20));
+        assert_eq!(parse_size("2G"), Ok(2 << 30));
+        assert_eq!(parse_size("1T"), Ok(1 << 40));
+        assert_eq!(parse_size(" 0 "), Ok(0));
+    }
+
+    #[test]
+    fn malformed_sizes_are_errors() {
+        for bad in [
+            "64MB",
+            "1.5G",
+            "",
+            "M",
+            "-1",
+            "12Q",
+            "99999999999999999999",
+            "20000000T",
+        ] {
+            assert!(parse_size(bad).is_err(), "{bad} parsed");
+        }
+        assert!(parse_size("64MB").unwrap_err().0.contains("unknown size suffix 'MB'"));
+    }
+
+    #[test]
+    fn only_digits_then_letters_look_like_sizes() {
+        for yes in ["64M", "64MB", "10x", "4k"] {
+            assert!(looks_like_size(yes), "{yes}");
+        }
+        for no in [
+            "64",
+            "kNoCompression",
+            "{block_cache=64M}",
+            "bloomfilter:10:false",
+            "1.5",
+            "0x10",
+            "M",
+        ] {
+            assert!(!looks_like_size(no), "{no}");
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! `hdr`: HdrHistogram interval logs (the standard `.hlog` text format), one log per
+//! grid point, one interval histogram per sample and operation kind, tagged
+//! `<phase>.<op>`. Merging every interval of a tag gives the point's exact histogram;
+//! merging a time range or several logs is just as exact.
+//!
+//! With `--timeline S` the intervals are the timeline's; without it, each timed phase
+//! of each repeat is one interval. Timestamps count from the point's first interval
+//! (its `BaseTime`), so repeats follow one another in one log.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, UNIX_EPOCH};
+
+use hdrhistogram::serialization::V2DeflateSerializer;
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+
+use super::{RunInfo, Sink};
+use crate::run::RunOutcome;
+use crate::run::result::{PointKey, PointResult};
+use crate::run::sampler::Sample;
+
+/// Where the logs go.
+enum Dest {
+    /// One `.hlog` file per point in this directory.
+    Dir(PathBuf),
+    /// Every point's log in sequence on one stream (stdout), each introduced by its
+    /// own header.
+    Stream(Box<dyn Write + Send>),
+}
+
+/// Writes interval logs.
+pub struct Hdr {
+    dest: Dest,
+    file: Option<BufWriter<File>>,
+    current: Option<usize>,
+    base_unix: f64,
+    version: String,
+    serializer: V2DeflateSerializer,
+}
+
+impl Hdr {
+    /// Logs in `dir` (created if missing), one file per point.
+    pub fn to_dir(dir: &Path) -> io::Result<Self> {
+        std::fs::create_dir_all(dir)?;
+        Ok(Self::new(Dest::Dir(dir.to_path_buf())))
+    }
+
+    /// Every log on one stream.
+    pub fn to_stream(out: Box<dyn Write + Send>) -> Self {
+        Self::new(Dest::Stream(out))
+    }
+
+    fn new(dest: Dest) -> Self {
+        Hdr {
+            dest,
+            file: None,
+            current: None,
+            base_unix: 0.0,
+            version: String::new(),
+            serializer: V2DeflateSerializer::new(),
+        }
+    }
+
+    fn out(&mut self) -> &mut dyn Write {
+        match (&mut self.dest, &mut self.file) {
+            (Dest::Dir(_), Some(f)) => f,
+            (Dest::Stream(s), _) => s.as_mut(),
+            (Dest::Dir(_), None) => unreachable!("a point's log is opened before it is written"),
+        }
+    }
+
+    /// Starts the log of point `seq`.
+    fn open(&mut self, seq: usize, key: &PointKey, start_unix: f64) -> io::Result<()> {
+        if let Some(mut f) = self.file.take() {
+            f.flush()?;
+        }
+        if let Dest::Dir(dir) = &self.dest {
+            let path = dir.join(file_name(seq, key));
+            self.file = Some(BufWriter::new(File::create(&path).map_err(|e| {
+                io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display()))
+            })?));
+        }
+        self.current = Some(seq);
+        self.base_unix = start_unix;
+        let start = UNIX_EPOCH + Duration::from_secs_f64(start_unix.max(0.0));
+        let mut sweep = String::new();
+        if let Some((param, value)) = &key.sweep {
+            sweep = format!(" {param}={value}");
+        }
+        let header = format!(
+            "kvmark {} interval histograms, point {seq}: workload={} engine={} ({}) threads={} batch={}{sweep}\n\
+             tags are <phase>.<op>; values are nanoseconds; timestamps are seconds since BaseTime",
+            self.version, key.workload, key.engine, key.engine_version, key.threads, key.batch
+        );
+        let mut builder = IntervalLogWriterBuilder::new();
+        builder
+            .add_comment(&header)
+            .with_start_time(start)
+            .with_base_time(start);
+        let mut serializer = V2DeflateSerializer::new();
+        let mut out = self.out();
+        builder.begin_log_with(&mut out, &mut serializer)?;
+        Ok(())
+    }
+}
+
+/// `003-mixed-skiplist-t2-b1.hlog`, with a sweep value when the point has one.
+pub fn file_name(seq: usize, key: &PointKey) -> String {
+    let mut name = format!(
+        "{seq:03}-{}-{}-t{}-b{}",
+        key.workload, key.engine, key.threads, key.batch
+    );
+    if let Some((param, value)) = &key.sweep
+        && param != "batch"
+    {
+        name.push_str(&format!("-{param}{value}"));
+    }
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{safe}.hlog")
+}
+
+impl Sink for Hdr {
+    fn begin(&mut self, info: &RunInfo) -> io::Result<()> {
+        self.version = info.version.clone();
+        Ok(())
+    }
+
+    fn sample(&mut self, s: &Sample<'_>) -> io::Result<()> {
+        let Some(rec) = s.latency else {
+            return Ok(());
+        };
+        if rec.is_empty() {
+            return Ok(());
+        }
+        if self.current != Some(s.point_seq) {
+            self.open(s.point_seq, s.point, s.start_unix)?;
+        }
+        let start = Duration::from_secs_f64((s.start_unix - self.base_unix).max(0.0));
+        let length = Duration::from_secs_f64((s.elapsed_s - s.start_s).max(0.0));
+        // The writer only borrows; building one per sample writes no header.
+        let mut serializer = std::mem::take(&mut self.serializer);
+        let result = (|| -> io::Result<()> {
+            let mut out = self.out();
+            let mut log = IntervalLogWriterBuilder::new().begin_log_with(&mut out, &mut serializer)?;
+            for (kind, stats) in rec.used() {
+                // Tags may not hold spaces or commas.
+                let tag = format!("{}.{}", s.phase.replace([' ', ',', '\r', '\n'], "_"), kind.name());
+                let tag = Tag::new(&tag).ok_or_else(|| io::Error::other(format!("bad tag {tag}")))?;
+                log.write_histogram(&stats.hist, start, length, Some(tag))
+                    .map_err(|e| io::Error::other(e.to_string()))?;
+            }
+            Ok(())
+        })();
+        self.serializer = serializer;
+        result
+    }
+
+    fn point(&mut self, _p: &PointResult) -> io::Result<()> {
+        match (&mut self.dest, &mut self.file) {
+            (_, Some(f)) => f.flush(),
+            (Dest::Stream(s), None) => s.flush(),
+            (Dest::Dir(_), None) => Ok(()),
+        }
+    }
+
+    fn end(&mut self, _outcome: &RunOutcome) -> io::Result<()> {
+        if let Some(mut f) = self.file.take() {
+            f.flush()?;
+        }
+        if let Dest::Stream(s) = &mut self.dest {
+            s.flush()?;
+        }
+        Ok(())
+    }
+
+    fn wants_intervals(&self) -> bool {
+        true
+    }
+}

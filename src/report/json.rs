@@ -1,0 +1,223 @@
+//! `json`: the complete structured result, for programs: the run's settings, the
+//! probes, and every point with every percentile, counts, errors and throughput per
+//! repeat. Written as one document when the run ends (also after Ctrl-C).
+
+use std::io::{self, Write};
+
+use serde_json::{Map, Value, json};
+
+use super::figures::{hit_rate, phase_views};
+use super::{RunInfo, Sink};
+use crate::metrics::{KindStats, LatencySummary, QUANTILES, Recorder};
+use crate::run::RunOutcome;
+use crate::run::result::{PointResult, PointStatus, RepeatRun, SeedResult, Spread};
+use crate::workload::{Budget, SweepValue};
+
+/// Version of the document's layout; bumped when a field changes meaning.
+pub const FORMAT: u32 = 1;
+
+/// Collects the run and writes the document at the end.
+pub struct Json {
+    out: Box<dyn Write + Send>,
+    run: Value,
+    probes: Value,
+    points: Vec<Value>,
+}
+
+impl Json {
+    /// A json sink writing to `out`.
+    pub fn new(out: Box<dyn Write + Send>) -> Self {
+        Json {
+            out,
+            run: Value::Null,
+            probes: Value::Null,
+            points: Vec::new(),
+        }
+    }
+}
+
+fn spread(s: Spread) -> Value {
+    json!({ "median": s.median, "min": s.min, "max": s.max })
+}
+
+fn sweep_value(v: &SweepValue) -> Value {
+    match v {
+        SweepValue::Int(i) => json!(i),
+        SweepValue::Float(f) => json!(f),
+        SweepValue::Str(s) => json!(s),
+    }
+}
+
+fn seed(s: &SeedResult) -> Value {
+    json!({
+        "keys": s.keys,
+        "seconds": s.wall_ns as f64 / 1e9,
+        "keys_per_s": s.keys_per_sec(),
+        "threads": s.threads,
+        "shared": s.shared,
+    })
+}
+
+fn op(name: &str, st: &KindStats) -> Value {
+    let s = LatencySummary::of(&st.hist);
+    let mut pct = Map::new();
+    for ((label, _), v) in QUANTILES.iter().zip(s.quantiles) {
+        pct.insert((*label).to_string(), json!(v));
+    }
+    json!({
+        "op": name,
+        "count": s.count,
+        "prim_ops": st.prim_ops,
+        "hits": st.hits,
+        "misses": st.misses,
+        "hit_rate": hit_rate(st.hits, st.misses),
+        "errors": st.errors,
+        "first_error": st.first_error,
+        "retries": st.retries,
+        "rows": st.rows,
+        "mean_ns": s.mean,
+        "stdev_ns": if s.count > 0 { st.hist.stdev() } else { 0.0 },
+        "min_ns": s.min,
+        "max_ns": s.max,
+        "percentiles_ns": pct,
+    })
+}
+
+fn ops(rec: &Recorder) -> Value {
+    Value::Array(rec.used().map(|(k, st)| op(k.name(), st)).collect())
+}
+
+fn repeat(r: &RepeatRun) -> Value {
+    let phases: Vec<Value> = r
+        .phases
+        .iter()
+        .map(|p| {
+            json!({
+                "name": p.name,
+                "wall_s": p.wall_ns as f64 / 1e9,
+                "units": p.units,
+                "prim_ops": p.prim_ops,
+                "wu_per_s": crate::run::result::per_sec(p.units, p.wall_ns),
+                "ops_per_s": crate::run::result::per_sec(p.prim_ops, p.wall_ns),
+            })
+        })
+        .collect();
+    json!({
+        "wall_s": r.wall_ns() as f64 / 1e9,
+        "units": r.units(),
+        "prim_ops": r.prim_ops(),
+        "wu_per_s": r.wu_per_sec(),
+        "ops_per_s": r.ops_per_sec(),
+        "thread_units": r.thread_units,
+        "phases": phases,
+        "seed": r.seed.as_ref().map(seed),
+    })
+}
+
+/// The json form of a point.
+pub fn point(p: &PointResult) -> Value {
+    let key = &p.key;
+    let phases: Vec<Value> = phase_views(p)
+        .into_iter()
+        .map(|v| {
+            json!({
+                "name": v.name,
+                "wu_per_s": spread(v.wu),
+                "ops_per_s": spread(v.ops),
+                "units": v.units,
+                "wall_s": v.wall_s,
+                "ops": ops(v.rec),
+            })
+        })
+        .collect();
+    json!({
+        "workload": key.workload,
+        "workload_path": key.workload_path.display().to_string(),
+        "engine": key.engine,
+        "engine_version": key.engine_version,
+        "threads": key.threads,
+        "batch": key.batch,
+        "sweep": key.sweep.as_ref().map(|(param, v)| json!({ "param": param, "value": sweep_value(v) })),
+        "status": p.status.word(),
+        "error": match &p.status { PointStatus::Failed(m) => Some(m.as_str()), _ => None },
+        "wu_per_s": spread(p.wu_per_sec()),
+        "ops_per_s": spread(p.ops_per_sec()),
+        "hit_rate": p.merged.hit_rate(),
+        "errors": p.errors(),
+        "retries": p.merged.retries(),
+        "seed": p.seed().as_ref().map(seed),
+        "ops": ops(&p.merged),
+        "phases": phases,
+        "repeats": p.repeats.iter().map(repeat).collect::<Vec<_>>(),
+    })
+}
+
+/// The json form of the run's settings.
+pub fn run_info(info: &RunInfo) -> Value {
+    let engines: Vec<Value> = info
+        .engines
+        .iter()
+        .map(|(name, version)| {
+            let options: Map<String, Value> = info
+                .engine_options
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, o)| o.iter().map(|(k, v)| (k.clone(), json!(v))).collect())
+                .unwrap_or_default();
+            json!({ "name": name, "version": version, "options": options })
+        })
+        .collect();
+    json!({
+        "workloads": info.workloads.iter().map(|(n, p)| json!({ "name": n, "path": p.display().to_string() })).collect::<Vec<_>>(),
+        "engines": engines,
+        "threads": info.threads,
+        "batch": info.batch,
+        "budget": match info.budget { Budget::Ops(n) => json!({ "ops": n }), Budget::Secs(s) => json!({ "secs": s }) },
+        "repeat": info.repeat,
+        "seed": info.seed,
+        "users": info.users,
+        "items": info.items,
+        "seed_threads": info.seed_threads,
+        "seed_once": info.seed_once,
+        "timeline_s": info.timeline,
+        "data_dir": info.data_dir.as_ref().map(|d| d.display().to_string()),
+        "started_unix": info.started_unix,
+        "command": info.command,
+    })
+}
+
+impl Sink for Json {
+    fn begin(&mut self, info: &RunInfo) -> io::Result<()> {
+        self.run = run_info(info);
+        let mut probes = Map::new();
+        for p in &info.probes {
+            let facts: Map<String, Value> = p.entries.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+            probes.insert(p.name.clone(), Value::Object(facts));
+        }
+        self.probes = Value::Object(probes);
+        Ok(())
+    }
+
+    fn point(&mut self, p: &PointResult) -> io::Result<()> {
+        self.points.push(point(p));
+        Ok(())
+    }
+
+    fn end(&mut self, outcome: &RunOutcome) -> io::Result<()> {
+        let doc = json!({
+            "kvmark": { "version": env!("CARGO_PKG_VERSION"), "format": FORMAT },
+            "run": self.run,
+            "probes": self.probes,
+            "points": self.points,
+            "summary": {
+                "points": outcome.rows.len(),
+                "bad_points": outcome.bad_points,
+                "interrupted": outcome.interrupted,
+                "errors": outcome.other_errors,
+            },
+        });
+        serde_json::to_writer_pretty(&mut self.out, &doc).map_err(io::Error::other)?;
+        writeln!(self.out)?;
+        self.out.flush()
+    }
+}

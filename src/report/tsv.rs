@@ -1,0 +1,179 @@
+//! `tsv`: one row per operation kind per phase per grid point, written as each point
+//! finishes. keybench's columns come first, in its order, so its scripts keep
+//! working; kvmark's own columns follow.
+
+use std::io::{self, Write};
+
+use super::figures::{err_rate, hit_rate, phase_views};
+use super::{RunInfo, Sink, tsv_field};
+use crate::metrics::LatencySummary;
+use crate::run::RunOutcome;
+use crate::run::result::PointResult;
+
+/// Every column, in order. The first 15 are keybench's.
+pub const COLUMNS: [&str; 39] = [
+    "workload",
+    "engine",
+    "threads",
+    "sweep_param",
+    "sweep_value",
+    "op",
+    "count",
+    "p50_ns",
+    "p99_ns",
+    "p999_ns",
+    "max_ns",
+    "hit_rate",
+    "err_rate",
+    "wu_per_s",
+    "ops_per_s",
+    // kvmark's own, after keybench's.
+    "phase",
+    "batch",
+    "engine_version",
+    "status",
+    "repeats",
+    "mean_ns",
+    "min_ns",
+    "p90_ns",
+    "p9999_ns",
+    "prim_ops",
+    "hits",
+    "misses",
+    "errors",
+    "retries",
+    "rows",
+    "wu_per_s_min",
+    "wu_per_s_max",
+    "ops_per_s_min",
+    "ops_per_s_max",
+    "units",
+    "wall_s",
+    "seed_keys",
+    "seed_s",
+    "seed_keys_per_s",
+];
+
+/// Writes point rows to any writer.
+pub struct Tsv {
+    out: Box<dyn Write + Send>,
+}
+
+impl Tsv {
+    /// A tsv sink writing to `out`.
+    pub fn new(out: Box<dyn Write + Send>) -> Self {
+        Tsv { out }
+    }
+}
+
+fn opt(v: Option<f64>, decimals: usize) -> String {
+    v.map_or_else(|| "-".to_string(), |v| format!("{v:.decimals$}"))
+}
+
+fn dash(n: usize) -> impl Iterator<Item = String> {
+    std::iter::repeat_n("-".to_string(), n)
+}
+
+impl Sink for Tsv {
+    fn begin(&mut self, _info: &RunInfo) -> io::Result<()> {
+        writeln!(self.out, "{}", COLUMNS.join("\t"))?;
+        self.out.flush()
+    }
+
+    fn point(&mut self, p: &PointResult) -> io::Result<()> {
+        let key = &p.key;
+        let (param, value) = key.sweep_columns();
+        let seed = p.seed();
+        for view in phase_views(p) {
+            let kinds: Vec<_> = view
+                .rec
+                .used()
+                .map(|(k, st)| (k, st, LatencySummary::of(&st.hist)))
+                .collect();
+            // A point that recorded nothing (it failed early) still gets a row, so its
+            // status is visible.
+            let rows: Vec<Option<_>> = if kinds.is_empty() {
+                vec![None]
+            } else {
+                kinds.iter().map(Some).collect()
+            };
+            for op in rows {
+                let mut c: Vec<String> = Vec::with_capacity(COLUMNS.len());
+                c.extend([
+                    tsv_field(&key.workload),
+                    tsv_field(&key.engine),
+                    key.threads.to_string(),
+                    tsv_field(&param),
+                    tsv_field(&value),
+                ]);
+                match op {
+                    Some((kind, stats, s)) => {
+                        let lookups = matches!(kind.name(), "get" | "mget");
+                        c.extend([
+                            kind.name().to_string(),
+                            s.count.to_string(),
+                            s.p50().to_string(),
+                            s.p99().to_string(),
+                            s.at("p99.9").unwrap_or(0).to_string(),
+                            s.max.to_string(),
+                            opt(lookups.then(|| hit_rate(stats.hits, stats.misses)).flatten(), 6),
+                            format!("{:.6}", err_rate(stats.errors, s.count)),
+                        ]);
+                    }
+                    None => {
+                        c.extend(["-".to_string(), "0".to_string()]);
+                        c.extend(dash(5));
+                        c.push(format!("{:.6}", 0.0));
+                    }
+                }
+                c.extend([
+                    format!("{:.3}", view.wu.median),
+                    format!("{:.3}", view.ops.median),
+                    tsv_field(view.name),
+                    key.batch.to_string(),
+                    tsv_field(&key.engine_version),
+                    p.status.word().to_string(),
+                    p.repeats.len().to_string(),
+                ]);
+                match op {
+                    Some((_, stats, s)) => c.extend([
+                        format!("{:.1}", s.mean),
+                        s.min.to_string(),
+                        s.at("p90").unwrap_or(0).to_string(),
+                        s.at("p99.99").unwrap_or(0).to_string(),
+                        stats.prim_ops.to_string(),
+                        stats.hits.to_string(),
+                        stats.misses.to_string(),
+                        stats.errors.to_string(),
+                        stats.retries.to_string(),
+                        stats.rows.to_string(),
+                    ]),
+                    None => c.extend(dash(10)),
+                }
+                c.extend([
+                    format!("{:.3}", view.wu.min),
+                    format!("{:.3}", view.wu.max),
+                    format!("{:.3}", view.ops.min),
+                    format!("{:.3}", view.ops.max),
+                    view.units.to_string(),
+                    format!("{:.6}", view.wall_s),
+                ]);
+                match &seed {
+                    Some(sd) => c.extend([
+                        sd.keys.to_string(),
+                        format!("{:.6}", sd.wall_ns as f64 / 1e9),
+                        format!("{:.3}", sd.keys_per_sec()),
+                    ]),
+                    None => c.extend(dash(3)),
+                }
+                debug_assert_eq!(c.len(), COLUMNS.len());
+                writeln!(self.out, "{}", c.join("\t"))?;
+            }
+        }
+        self.out.flush()
+    }
+
+    fn end(&mut self, _outcome: &RunOutcome) -> io::Result<()> {
+        self.out.flush()
+    }
+}

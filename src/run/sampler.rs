@@ -1,0 +1,494 @@
+//! The timeline sampler: its own thread beside a crew, turning what workers publish
+//! into one [`Sample`] per interval.
+//!
+//! Workers never wait for it. Each interval it bumps the crew's sample epoch; at their
+//! next chunk boundary workers swap their recorder for an emptied spare and leave the
+//! full one in their mailbox (a lock taken once per interval per thread). The sampler
+//! merges those interval recorders exactly, computes rates and percentiles, reads the
+//! system probe, the store's disk usage and the engine's stats, and hands the sample
+//! to the sinks. Recorders go back as spares, so the hand-over allocates nothing after
+//! the first interval.
+//!
+//! Nothing is lost: whatever a worker handed over is also returned to the crew at the
+//! end of the step ([`Sampler::end_step`]), so point results stay exact.
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use quanta::Clock;
+
+use super::crew::{Live, Piece, Step};
+use super::result::PointKey;
+use crate::engine::Store;
+use crate::metrics::{OpKind, Recorder};
+use crate::probe::du::DiskMeter;
+use crate::probe::live::SystemMeter;
+use crate::workload::Budget;
+
+/// Longest the sampler waits for workers to answer an epoch bump before it reports
+/// without them (their data then lands in the next interval).
+const MAX_GRACE: Duration = Duration::from_millis(5);
+
+/// Receives samples, on the sampler's thread.
+pub trait SampleSink: Sync {
+    /// One interval of one phase of one measurement.
+    fn sample(&self, sample: &Sample<'_>);
+}
+
+/// One timeline interval.
+#[derive(Debug)]
+pub struct Sample<'a> {
+    /// The grid point (for a seed: the point it seeds, with the loader thread count).
+    pub point: &'a PointKey,
+    /// 1-based number of the point in the run (a shared seed carries the number of
+    /// the first point it serves).
+    pub point_seq: usize,
+    /// 1-based repeat of the point; 0 for a seed shared by several points.
+    pub repeat: usize,
+    /// `seed`, or the timed phase's name (`run` for Lua workloads).
+    pub phase: &'a str,
+    /// Interval start, seconds since the measurement's first step began.
+    pub start_s: f64,
+    /// Interval end, seconds since the measurement's first step began.
+    pub elapsed_s: f64,
+    /// Interval start as Unix time in seconds (for histogram logs).
+    pub start_unix: f64,
+    /// Metric name and value, in a stable order. Empty when only interval histograms
+    /// were asked for (no `--timeline`).
+    pub metrics: &'a [(String, f64)],
+    /// The interval's latency histograms per operation kind (None for a seed).
+    pub latency: Option<&'a Recorder>,
+}
+
+/// What a crew needs to sample one measurement.
+pub struct SamplerCtx<'a> {
+    /// Sample period; None samples each step once, as a whole (histogram logs only).
+    pub interval: Option<Duration>,
+    /// Include the system probe's metrics.
+    pub system: bool,
+    /// Where samples go.
+    pub sink: &'a dyn SampleSink,
+    /// The point measured.
+    pub point: &'a PointKey,
+    /// 1-based point number.
+    pub point_seq: usize,
+    /// 1-based repeat, or 0 for a shared seed.
+    pub repeat: usize,
+    /// The store's directory, for its disk usage.
+    pub store_dir: Option<&'a Path>,
+}
+
+/// How one worker thread ended a step, as the crew's lead saw it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ThreadEnd {
+    /// Raw clock at the thread's end.
+    pub end_raw: u64,
+    /// Units the thread completed in the step.
+    pub units: u64,
+    /// Primitive operations in the recorder the thread returned (what it did since
+    /// its last hand-over).
+    pub prim_ops: u64,
+}
+
+/// Per-thread bookkeeping for rates: each thread's own interval boundaries, so a
+/// thread that answers late is measured over its own span, not the sampler's.
+#[derive(Debug, Clone, Copy, Default)]
+struct ThreadAcc {
+    /// Raw clock of this thread's last boundary.
+    last_raw: u64,
+    /// Units handed over so far in the step.
+    handed_units: u64,
+    /// Units and primitive operations gathered for the sample being built.
+    units: u64,
+    prim: u64,
+    /// Raw clock of the latest data gathered for it.
+    end_raw: u64,
+    has: bool,
+}
+
+struct Active {
+    name: String,
+    load: bool,
+}
+
+struct State {
+    step: Option<Active>,
+    /// Raw clock and Unix time of the first step's start.
+    seq: Option<(u64, f64)>,
+    /// Raw clock where the sample being built starts.
+    boundary: u64,
+    next_tick: Option<Instant>,
+    /// End of a time-bounded step: no tick within half a period of it, so the last
+    /// sample is not a sliver.
+    deadline: Option<Instant>,
+    threads: Vec<ThreadAcc>,
+    /// Pieces taken from mailboxes, kept to reuse the vectors' capacity.
+    scratch: Vec<Vec<Piece>>,
+    interval: Recorder,
+    handed: Recorder,
+    seen: [bool; OpKind::COUNT],
+    keys_prev: u64,
+    metrics: Vec<(String, f64)>,
+    probes: Vec<(String, f64)>,
+    system: Option<SystemMeter>,
+    disk: Option<DiskMeter>,
+    warned: Vec<&'static str>,
+}
+
+/// The sampler of one crew run; shared by the crew's lead and the sampler thread.
+pub(crate) struct Sampler<'a> {
+    ctx: &'a SamplerCtx<'a>,
+    live: &'a Live,
+    store: &'a dyn Store,
+    clock: &'a Clock,
+    state: Mutex<State>,
+    wake: Mutex<Option<mpsc::Sender<()>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl<'a> Sampler<'a> {
+    /// A sampler over `live` for a crew of `threads`.
+    pub fn new(ctx: &'a SamplerCtx<'a>, live: &'a Live, store: &'a dyn Store, clock: &'a Clock) -> Self {
+        let threads = live.units.len();
+        let timeline = ctx.interval.is_some();
+        Sampler {
+            ctx,
+            live,
+            store,
+            clock,
+            state: Mutex::new(State {
+                step: None,
+                seq: None,
+                boundary: 0,
+                next_tick: None,
+                deadline: None,
+                threads: vec![ThreadAcc::default(); threads],
+                scratch: (0..threads).map(|_| Vec::with_capacity(4)).collect(),
+                interval: Recorder::new(),
+                handed: Recorder::new(),
+                seen: [false; OpKind::COUNT],
+                keys_prev: 0,
+                metrics: Vec::new(),
+                probes: Vec::new(),
+                system: (timeline && ctx.system).then(SystemMeter::new),
+                disk: if timeline {
+                    ctx.store_dir.map(DiskMeter::new)
+                } else {
+                    None
+                },
+                warned: Vec::new(),
+            }),
+            wake: Mutex::new(None),
+        }
+    }
+
+    /// True when samples are taken periodically (a sampler thread is needed).
+    pub fn ticks(&self) -> bool {
+        self.ctx.interval.is_some()
+    }
+
+    /// The sampler thread's loop: sleeps until the next tick or a wake-up, and ends
+    /// when the crew drops the waker.
+    pub fn run(&self, wake: mpsc::Receiver<()>) {
+        loop {
+            let next = lock(&self.state).next_tick;
+            let got = match next {
+                None => wake.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                Some(t) => wake.recv_timeout(t.saturating_duration_since(Instant::now())),
+            };
+            match got {
+                Ok(()) => {}
+                Err(RecvTimeoutError::Timeout) => self.tick_if_due(),
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    }
+
+    /// Installs the channel that wakes the sampler thread.
+    pub fn set_waker(&self, tx: mpsc::Sender<()>) {
+        *lock(&self.wake) = Some(tx);
+    }
+
+    /// Stops the sampler thread.
+    pub fn stop(&self) {
+        lock(&self.wake).take();
+    }
+
+    fn wake(&self) {
+        if let Some(tx) = lock(&self.wake).as_ref() {
+            // The thread may have stopped already; nothing to wake then.
+            let _ = tx.send(());
+        }
+    }
+
+    /// Called before a step's gate opens: fresh mailboxes, a system baseline.
+    pub fn prepare_step(&self) {
+        self.live.begin_step();
+        let mut st = lock(&self.state);
+        if let Some(m) = st.system.as_mut() {
+            m.restart();
+        }
+    }
+
+    /// Called as the step's gate opens at raw clock `start_raw`.
+    pub fn step_started(&self, step: &Step, start_raw: u64, began: Instant) {
+        let mut st = lock(&self.state);
+        if st.seq.is_none() {
+            let unix = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_secs_f64();
+            st.seq = Some((start_raw, unix));
+        }
+        st.step = Some(Active {
+            name: step.name().to_string(),
+            load: matches!(step, Step::Load),
+        });
+        st.boundary = start_raw;
+        for acc in st.threads.iter_mut() {
+            *acc = ThreadAcc {
+                last_raw: start_raw,
+                end_raw: start_raw,
+                ..ThreadAcc::default()
+            };
+        }
+        st.interval.reset();
+        st.handed = Recorder::new();
+        st.seen = [false; OpKind::COUNT];
+        st.keys_prev = 0;
+        st.next_tick = self.ctx.interval.map(|d| began + d);
+        st.deadline = match step {
+            Step::Run {
+                budget: Budget::Secs(s),
+                ..
+            } => Some(began + Duration::from_secs_f64(*s)),
+            _ => None,
+        };
+        drop(st);
+        self.wake();
+    }
+
+    fn tick_if_due(&self) {
+        let mut st = lock(&self.state);
+        let (Some(due), Some(period)) = (st.next_tick, self.ctx.interval) else {
+            return;
+        };
+        let now = Instant::now();
+        if now < due || st.step.is_none() {
+            return;
+        }
+        let mut next = due + period;
+        while next <= now {
+            next += period;
+        }
+        st.next_tick = Some(next);
+        if st
+            .deadline
+            .is_some_and(|d| d.saturating_duration_since(now) < period / 2)
+        {
+            return;
+        }
+        let load = st.step.as_ref().is_some_and(|s| s.load);
+        let st = &mut *st;
+        if load {
+            let now_raw = self.clock.raw();
+            self.read_probes(st);
+            let keys: u64 = self.live.keys.iter().map(|k| k.load(Ordering::Relaxed)).sum();
+            self.emit_seed(st, keys, now_raw);
+        } else {
+            let epoch = self.live.epoch.fetch_add(1, Ordering::Relaxed) + 1;
+            let now_raw = self.clock.raw();
+            self.read_probes(st);
+            self.await_hand_over(epoch, period);
+            self.collect(st);
+            self.emit_run(st, now_raw);
+        }
+    }
+
+    /// Ends the step: gathers what workers handed over, emits the final sample
+    /// (including `finals`, what they returned at the end), and returns everything
+    /// handed over during the step, for the crew to merge with `finals`.
+    pub fn end_step(&self, finals: &Recorder, ends: &[Option<ThreadEnd>], end_raw: u64) -> Recorder {
+        let mut st = lock(&self.state);
+        st.next_tick = None;
+        let st = &mut *st;
+        let Some(load) = st.step.as_ref().map(|s| s.load) else {
+            return Recorder::new();
+        };
+        let timeline = self.ticks();
+        if timeline {
+            self.read_probes(st);
+        }
+        if load {
+            if timeline {
+                self.emit_seed(st, finals.write_ops(), end_raw);
+            }
+        } else {
+            self.collect(st);
+            for (acc, end) in st.threads.iter_mut().zip(ends) {
+                if let Some(end) = end {
+                    acc.units += end.units.saturating_sub(acc.handed_units);
+                    acc.prim += end.prim_ops;
+                    acc.end_raw = acc.end_raw.max(end.end_raw);
+                    acc.has = true;
+                }
+            }
+            st.interval.merge(finals);
+            self.emit_run(st, end_raw);
+        }
+        st.step = None;
+        std::mem::take(&mut st.handed)
+    }
+
+    /// Reads the system probe, the disk and the engine's stats into `st.probes`.
+    fn read_probes(&self, st: &mut State) {
+        st.probes.clear();
+        if let Some(m) = st.system.as_mut() {
+            m.sample(&mut st.probes);
+            for name in m.take_missing() {
+                if !st.warned.contains(&name) {
+                    st.warned.push(name);
+                    eprintln!("kvmark: warning: the timeline has no {name}: it cannot be read on this system");
+                }
+            }
+        }
+        if let Some(d) = st.disk.as_mut() {
+            d.sample(&mut st.probes);
+        }
+        for (name, value) in self.store.stats() {
+            st.probes.push((format!("engine.{name}"), value));
+        }
+    }
+
+    /// Waits briefly until every running worker answered `epoch`.
+    fn await_hand_over(&self, epoch: u64, period: Duration) {
+        let deadline = Instant::now() + (period / 4).min(MAX_GRACE);
+        loop {
+            let all = self.live.mailboxes.iter().all(|m| {
+                let m = lock(m);
+                m.epoch >= epoch || m.done
+            });
+            if all || Instant::now() >= deadline {
+                return;
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+    }
+
+    /// Takes every piece out of the mailboxes, merges them into the interval, and
+    /// returns the emptied recorders as spares.
+    fn collect(&self, st: &mut State) {
+        for (t, mailbox) in self.live.mailboxes.iter().enumerate() {
+            std::mem::swap(&mut lock(mailbox).pieces, &mut st.scratch[t]);
+            if st.scratch[t].is_empty() {
+                continue;
+            }
+            let acc = &mut st.threads[t];
+            for piece in st.scratch[t].iter_mut() {
+                st.interval.merge(&piece.rec);
+                st.handed.merge(&piece.rec);
+                acc.units += piece.units;
+                acc.handed_units += piece.units;
+                acc.prim += piece.rec.prim_ops();
+                acc.end_raw = acc.end_raw.max(piece.raw);
+                acc.has = true;
+                piece.rec.reset();
+            }
+            let mut mb = lock(mailbox);
+            mb.spares.extend(st.scratch[t].drain(..).map(|p| p.rec));
+        }
+    }
+
+    fn secs(&self, from: u64, to: u64) -> f64 {
+        if to <= from {
+            0.0
+        } else {
+            self.clock.delta_as_nanos(from, to) as f64 / 1e9
+        }
+    }
+
+    /// Emits the run sample ending at `end_raw` from the gathered pieces.
+    fn emit_run(&self, st: &mut State, end_raw: u64) {
+        let timeline = self.ticks();
+        st.metrics.clear();
+        let (mut wu, mut ops) = (0.0, 0.0);
+        for acc in st.threads.iter_mut().filter(|a| a.has) {
+            let span = self.secs(acc.last_raw, acc.end_raw);
+            if span > 0.0 {
+                wu += acc.units as f64 / span;
+                ops += acc.prim as f64 / span;
+            }
+            acc.last_raw = acc.end_raw;
+            acc.units = 0;
+            acc.prim = 0;
+            acc.has = false;
+        }
+        if timeline {
+            st.metrics.push(("wu_per_s".to_string(), wu));
+            st.metrics.push(("ops_per_s".to_string(), ops));
+            for kind in OpKind::ALL {
+                match st.interval.kind(kind) {
+                    Some(s) => {
+                        st.seen[kind.index()] = true;
+                        let name = kind.name();
+                        st.metrics.push((format!("op.{name}.count"), s.count() as f64));
+                        st.metrics
+                            .push((format!("op.{name}.p50_ns"), s.hist.value_at_quantile(0.50) as f64));
+                        st.metrics
+                            .push((format!("op.{name}.p99_ns"), s.hist.value_at_quantile(0.99) as f64));
+                        st.metrics.push((format!("op.{name}.max_ns"), s.hist.max() as f64));
+                    }
+                    None if st.seen[kind.index()] => st.metrics.push((format!("op.{}.count", kind.name()), 0.0)),
+                    None => {}
+                }
+            }
+            st.metrics.append(&mut st.probes);
+        }
+        if end_raw > st.boundary || !st.interval.is_empty() {
+            let name = st.step.as_ref().map(|s| s.name.as_str()).unwrap_or("run");
+            self.send(st, name, end_raw, true);
+        }
+        st.interval.reset();
+        st.boundary = st.boundary.max(end_raw);
+    }
+
+    /// Emits a seed sample ending at `end_raw` with `keys` written so far.
+    fn emit_seed(&self, st: &mut State, keys: u64, end_raw: u64) {
+        st.metrics.clear();
+        let span = self.secs(st.boundary, end_raw);
+        let rate = if span > 0.0 {
+            keys.saturating_sub(st.keys_prev) as f64 / span
+        } else {
+            0.0
+        };
+        st.metrics.push(("keys_per_s".to_string(), rate));
+        st.metrics.append(&mut st.probes);
+        if end_raw > st.boundary {
+            self.send(st, "seed", end_raw, false);
+        }
+        st.keys_prev = keys;
+        st.boundary = st.boundary.max(end_raw);
+    }
+
+    fn send(&self, st: &State, phase: &str, end_raw: u64, with_latency: bool) {
+        let (seq_raw, seq_unix) = st.seq.unwrap_or((st.boundary, 0.0));
+        let start_s = self.secs(seq_raw, st.boundary);
+        self.ctx.sink.sample(&Sample {
+            point: self.ctx.point,
+            point_seq: self.ctx.point_seq,
+            repeat: self.ctx.repeat,
+            phase,
+            start_s,
+            elapsed_s: self.secs(seq_raw, end_raw),
+            start_unix: seq_unix + start_s,
+            metrics: &st.metrics,
+            latency: with_latency.then_some(&st.interval),
+        });
+    }
+}
