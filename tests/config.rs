@@ -1,0 +1,355 @@
+//! Config files: the round trip through --save-config and --config, the command line
+//! over the file for every kind of value, and errors that name the file and line.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::*;
+
+/// `key = value` pairs of a config file, per section, in order.
+fn sections(path: &Path) -> BTreeMap<String, Vec<(String, String)>> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut out: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    let mut current = String::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            current = name.to_string();
+            continue;
+        }
+        let (k, v) = line.split_once('=').unwrap();
+        out.entry(current.clone())
+            .or_default()
+            .push((k.trim().to_string(), v.trim().to_string()));
+    }
+    out
+}
+
+fn get<'a>(s: &'a BTreeMap<String, Vec<(String, String)>>, section: &str, key: &str) -> Vec<&'a str> {
+    s.get(section)
+        .map(|e| e.iter().filter(|(k, _)| k == key).map(|(_, v)| v.as_str()).collect())
+        .unwrap_or_default()
+}
+
+/// (threads, op, count) of every tsv row: the grid and its operation counts.
+fn grid_counts(tsv: &Path) -> Vec<(String, String, String)> {
+    let text = std::fs::read_to_string(tsv).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split('\t').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (t, op, count) = (col("threads"), col("op"), col("count"));
+    lines
+        .map(|l| {
+            let c: Vec<&str> = l.split('\t').collect();
+            (c[t].to_string(), c[op].to_string(), c[count].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn a_saved_config_replays_the_same_grid_and_seeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cnf = d.join("run.cnf");
+    let first = d.join("first.tsv");
+    let o = kvmark(&[
+        "--ops",
+        "3000",
+        "--items",
+        "700",
+        "--threads",
+        "1,2",
+        "--seed",
+        "7",
+        "--save-config",
+        cnf.to_str().unwrap(),
+        "--report",
+        &format!("console,tsv:{}", first.display()),
+        &bundled("mixed.lua"),
+    ]);
+    assert_exit(&o, 0);
+    assert!(stderr(&o).contains("saved this run's config to"), "{}", stderr(&o));
+    let saved = sections(&cnf);
+    assert_eq!(get(&saved, "bench", "seed"), vec!["7"]);
+    assert_eq!(get(&saved, "bench", "threads"), vec!["1,2"]);
+    let wl = get(&saved, "bench", "workload");
+    assert!(wl.len() == 1 && Path::new(wl[0]).is_absolute(), "{wl:?}");
+
+    // Replayed from another directory, with only the sink changed.
+    let second = d.join("second.tsv");
+    let again = kvmark_in(
+        d,
+        &[
+            "--config",
+            cnf.to_str().unwrap(),
+            "--report",
+            &format!("console,tsv:{}", second.display()),
+        ],
+    );
+    assert_exit(&again, 0);
+    let (a, b) = (grid_counts(&first), grid_counts(&second));
+    assert_eq!(a.len(), 8, "two points of four operation kinds: {a:?}");
+    assert_eq!(a, b, "same grid, same seeds, same operation counts");
+    let header = |out: &str| out.lines().next().unwrap().to_string();
+    assert_eq!(header(&stdout(&o)), header(&stdout(&again)));
+
+    // The comparison can fail: another seed draws other operations.
+    let third = d.join("third.tsv");
+    let other = kvmark(&[
+        "--config",
+        cnf.to_str().unwrap(),
+        "--seed",
+        "8",
+        "--report",
+        &format!("tsv:{}", third.display()),
+    ]);
+    assert_exit(&other, 0);
+    assert_ne!(grid_counts(&third), a);
+}
+
+#[test]
+fn every_kind_of_value_on_the_command_line_overrides_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (data_a, data_b) = (d.join("data-a"), d.join("data-b"));
+    std::fs::create_dir_all(&data_a).unwrap();
+    std::fs::create_dir_all(&data_b).unwrap();
+    let cnf = d.join("file.cnf");
+    std::fs::write(
+        &cnf,
+        format!(
+            "[bench]\n\
+             workload = {batch}\n\
+             workload = {ctx}\n\
+             secs = 30 ; a bound\n\
+             threads = 1,2\n\
+             repeat = 3\n\
+             users = 11\n\
+             seed = 5\n\
+             seed_once = true\n\
+             keep_data = false\n\
+             data_dir = {a}\n\
+             timeline = 1\n\
+             probe = none\n\
+             report_dir = {rd}\n",
+            batch = workload("batchcount.lua"),
+            ctx = workload("ctx.lua"),
+            a = data_a.display(),
+            rd = d.join("never").display(),
+        ),
+    )
+    .unwrap();
+    let eff = d.join("effective.cnf");
+    let o = kvmark(&[
+        "--config",
+        cnf.to_str().unwrap(),
+        "--ops",
+        "40",
+        "--threads",
+        "3",
+        "--users",
+        "12",
+        "--no-seed-once",
+        "--keep-data",
+        "--data-dir",
+        data_b.to_str().unwrap(),
+        "--timeline",
+        "0.5",
+        "--probe",
+        "build",
+        "--no-report-dir",
+        "--report",
+        "console,timeline:-",
+        "--save-config",
+        eff.to_str().unwrap(),
+        &workload("ctx.lua"),
+    ]);
+    assert_exit(&o, 0);
+    let s = sections(&eff);
+    let one = |key: &str| get(&s, "bench", key).join("|");
+    // A repeatable value: the command line's list replaces the file's.
+    assert_eq!(get(&s, "bench", "workload"), vec![workload("ctx.lua").as_str()]);
+    // Integers, lists, floats, booleans, paths, probe lists; a bound on the command
+    // line replaces the file's bound.
+    assert_eq!(one("ops"), "40");
+    assert_eq!(one("secs"), "");
+    assert_eq!(one("threads"), "3");
+    assert_eq!(one("users"), "12");
+    assert_eq!(one("seed_once"), "false");
+    assert_eq!(one("keep_data"), "true");
+    assert_eq!(one("data_dir"), data_b.display().to_string());
+    assert_eq!(one("timeline"), "0.5");
+    assert_eq!(one("probe"), "build");
+    assert_eq!(one("report_dir"), "", "--no-report-dir switches the file's off");
+    // What the command line did not name comes from the file.
+    assert_eq!(one("repeat"), "3");
+    assert_eq!(one("seed"), "5");
+    // And the run used the effective values.
+    let out = stdout(&o);
+    assert!(
+        out.starts_with("kvmark 0.1.0: 1 workload(s), engine=skiplist seed=5 repeat=3 ops=40 users=12"),
+        "{out}"
+    );
+    assert!(out.contains("threads: 3 "), "{out}");
+    assert!(!out.contains("seed-once"), "{out}");
+    assert!(
+        out.contains("[probe: build]") && !out.contains("[probe: system]"),
+        "{out}"
+    );
+    assert!(!d.join("never").exists());
+
+    // The other way round, the file's booleans and bound hold when the command line
+    // is silent.
+    let o = kvmark(&[
+        "--config",
+        cnf.to_str().unwrap(),
+        "--secs",
+        "0.3",
+        "--no-report-dir",
+        &workload("ctx.lua"),
+    ]);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    assert!(out.contains("seed-once"), "{out}");
+    assert!(out.contains("secs=0.3"), "{out}");
+}
+
+#[test]
+fn engine_sections_merge_with_engine_opt_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let cnf = dir.path().join("e.cnf");
+    std::fs::write(
+        &cnf,
+        "[bench]\nops = 5\n\n[skiplist]\ncache = 64M\n\
+         table = {block_cache=64M;filter_policy=bloomfilter:10:false} # inline\nmode = file\n",
+    )
+    .unwrap();
+    let eff = dir.path().join("eff.cnf");
+    let o = kvmark(&[
+        "--config",
+        cnf.to_str().unwrap(),
+        "--engine-opt",
+        "skiplist.mode=cli",
+        "--engine-opt",
+        "skiplist.extra=2K",
+        "--save-config",
+        eff.to_str().unwrap(),
+        &workload("ctx.lua"),
+    ]);
+    // The section reached the engine, which takes no options and says so.
+    assert_exit(&o, 1);
+    assert!(
+        stdout(&o).contains("unknown option 'cache' for engine skiplist"),
+        "{}",
+        stdout(&o)
+    );
+    let s = sections(&eff);
+    assert_eq!(
+        s["skiplist"],
+        vec![
+            ("cache".to_string(), "67108864".to_string()),
+            (
+                "table".to_string(),
+                "{block_cache=64M;filter_policy=bloomfilter:10:false}".to_string()
+            ),
+            ("mode".to_string(), "cli".to_string()),
+            ("extra".to_string(), "2048".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn config_errors_name_the_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "[bench]\nops = 100\nthreads = 1,two\n",
+            3,
+            "threads: 'two' is not a positive whole number",
+        ),
+        (
+            "[bench]\n# ok\nsecs = soon\n",
+            3,
+            "secs: 'soon' is not a positive number of seconds",
+        ),
+        (
+            "[bench]\nseed_once = perhaps\n",
+            2,
+            "seed_once: 'perhaps' is not a boolean",
+        ),
+        ("[bench]\nthreadz = 4\n", 2, "threadz: unknown key in [bench]"),
+        (
+            "[bench]\nrepeat = 2\nrepeat = 3\n",
+            3,
+            "repeat: set twice in [bench] (first on line 2)",
+        ),
+        (
+            "[skiplist]\nwrite_buffer_size = 64MB\n",
+            2,
+            "[skiplist] write_buffer_size: '64MB': unknown size suffix 'MB'",
+        ),
+        ("[skiplist]\nblock_size = 4Q\n", 2, "unknown size suffix 'Q'"),
+        ("[nosuchengine]\nx = 1\n", 1, "unknown section [nosuchengine]"),
+        ("ops = 5\n", 1, "'ops' is outside any section"),
+        ("[bench]\nops 5\n", 2, "expected KEY = VALUE"),
+        ("[bench]\nreport = console,xml\n", 2, "unknown report sink 'xml'"),
+    ];
+    for (i, (text, line, msg)) in cases.into_iter().enumerate() {
+        let path = dir.path().join(format!("bad{i}.cnf"));
+        std::fs::write(&path, text).unwrap();
+        let o = kvmark(&["--config", path.to_str().unwrap(), &workload("ctx.lua")]);
+        assert_exit(&o, 2);
+        let err = stderr(&o);
+        assert!(err.contains(&format!("{}:{line}: ", path.display())), "{text:?}: {err}");
+        assert!(err.contains(msg), "{text:?}: {err}");
+        assert!(stdout(&o).is_empty(), "nothing runs");
+    }
+    // The same rule on the command line.
+    let o = kvmark(&["--engine-opt", "skiplist.size=10MB", &workload("ctx.lua")]);
+    assert_exit(&o, 2);
+    assert!(
+        stderr(&o).contains("--engine-opt 'skiplist.size=10MB': '10MB': unknown size suffix 'MB'"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_config_alone_names_the_workloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let cnf = dir.path().join("w.cnf");
+    std::fs::write(&cnf, format!("[bench]\nops = 3\nworkload = {}\n", workload("ctx.lua"))).unwrap();
+    let o = kvmark(&["--config", cnf.to_str().unwrap()]);
+    assert_exit(&o, 0);
+    assert!(stdout(&o).contains("=== ctx ==="), "{}", stdout(&o));
+    // Without a config or a workload the error says what to give.
+    let o = kvmark(&[]);
+    assert_exit(&o, 2);
+    assert!(stderr(&o).contains("no workload file given"), "{}", stderr(&o));
+}
+
+#[test]
+fn the_bundled_samples_load() {
+    for entry in std::fs::read_dir(root().join("samples")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("cnf") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Samples for engines this build lacks are checked where they are compiled in.
+        let engines: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix('[')?.strip_suffix(']'))
+            .filter(|s| *s != "bench")
+            .collect();
+        if engines.iter().any(|e| kvmark::engine::find(e).is_none()) {
+            continue;
+        }
+        kvmark::config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
