@@ -82,6 +82,32 @@ impl OpKind {
     }
 }
 
+/// One set of latency histograms and the tag that names it in reports. Closed-loop
+/// runs have a single untagged set. A mode that measures a second latency per kind
+/// (say, response time from each operation's intended start beside service time)
+/// adds a tagged set, and every sink already iterates sets, so it shows up in each
+/// without sink changes.
+#[derive(Debug, Clone, Copy)]
+pub struct LatencySet<'a> {
+    /// None for the plain set; else a word such as "response".
+    pub tag: Option<&'a str>,
+    /// The histograms and counters.
+    pub rec: &'a Recorder,
+}
+
+/// The latency sets of a recorder, in report order.
+pub fn latency_sets(rec: &Recorder) -> Vec<LatencySet<'_>> {
+    vec![LatencySet { tag: None, rec }]
+}
+
+/// How reports name an operation kind of a set: "get", or "get.response".
+pub fn op_label(kind: OpKind, tag: Option<&str>) -> String {
+    match tag {
+        None => kind.name().to_string(),
+        Some(t) => format!("{}.{t}", kind.name()),
+    }
+}
+
 /// The latency histogram type: nanoseconds, 1 ns to one hour, 3 significant digits.
 pub type Histogram = hdrhistogram::Histogram<u64>;
 

@@ -16,6 +16,7 @@ use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 
 use super::{RunInfo, Sink};
+use crate::metrics::{latency_sets, op_label};
 use crate::run::RunOutcome;
 use crate::run::result::{PointKey, PointResult};
 use crate::run::sampler::Sample;
@@ -152,9 +153,13 @@ impl Sink for Hdr {
         let result = (|| -> io::Result<()> {
             let mut out = self.out();
             let mut log = IntervalLogWriterBuilder::new().begin_log_with(&mut out, &mut serializer)?;
-            for (kind, stats) in rec.used() {
-                // Tags may not hold spaces or commas.
-                let tag = format!("{}.{}", s.phase.replace([' ', ',', '\r', '\n'], "_"), kind.name());
+            // Tags may not hold spaces or commas.
+            let phase = s.phase.replace([' ', ',', '\r', '\n'], "_");
+            for (set, (kind, stats)) in latency_sets(rec)
+                .into_iter()
+                .flat_map(|set| set.rec.used().map(move |k| (set, k)))
+            {
+                let tag = format!("{phase}.{}", op_label(kind, set.tag));
                 let tag = Tag::new(&tag).ok_or_else(|| io::Error::other(format!("bad tag {tag}")))?;
                 log.write_histogram(&stats.hist, start, length, Some(tag))
                     .map_err(|e| io::Error::other(e.to_string()))?;

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::figures::{hit_rate, phase_views};
 use super::{RunInfo, Sink};
-use crate::metrics::{KindStats, LatencySummary, QUANTILES, Recorder};
+use crate::metrics::{KindStats, LatencySummary, QUANTILES, Recorder, latency_sets};
 use crate::run::RunOutcome;
 use crate::run::result::{PointResult, PointStatus, RepeatRun, SeedResult, Spread};
 use crate::workload::{Budget, SweepValue};
@@ -58,7 +58,7 @@ fn seed(s: &SeedResult) -> Value {
     })
 }
 
-fn op(name: &str, st: &KindStats) -> Value {
+fn op(name: &str, tag: Option<&str>, st: &KindStats) -> Value {
     let s = LatencySummary::of(&st.hist);
     let mut pct = Map::new();
     for ((label, _), v) in QUANTILES.iter().zip(s.quantiles) {
@@ -66,6 +66,7 @@ fn op(name: &str, st: &KindStats) -> Value {
     }
     json!({
         "op": name,
+        "latency": tag,
         "count": s.count,
         "prim_ops": st.prim_ops,
         "hits": st.hits,
@@ -84,7 +85,12 @@ fn op(name: &str, st: &KindStats) -> Value {
 }
 
 fn ops(rec: &Recorder) -> Value {
-    Value::Array(rec.used().map(|(k, st)| op(k.name(), st)).collect())
+    Value::Array(
+        latency_sets(rec)
+            .into_iter()
+            .flat_map(|set| set.rec.used().map(move |(k, st)| op(k.name(), set.tag, st)))
+            .collect(),
+    )
 }
 
 fn repeat(r: &RepeatRun) -> Value {

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use super::figures::{err_rate, hit_rate, phase_views};
 use super::{RunInfo, Sink, tsv_field};
-use crate::metrics::LatencySummary;
+use crate::metrics::{LatencySummary, OpKind, latency_sets, op_label};
 use crate::run::RunOutcome;
 use crate::run::result::PointResult;
 
@@ -85,10 +85,13 @@ impl Sink for Tsv {
         let (param, value) = key.sweep_columns();
         let seed = p.seed();
         for view in phase_views(p) {
-            let kinds: Vec<_> = view
-                .rec
-                .used()
-                .map(|(k, st)| (k, st, LatencySummary::of(&st.hist)))
+            let kinds: Vec<_> = latency_sets(view.rec)
+                .into_iter()
+                .flat_map(|set| {
+                    set.rec
+                        .used()
+                        .map(move |(k, st)| (k, op_label(k, set.tag), st, LatencySummary::of(&st.hist)))
+                })
                 .collect();
             // A point that recorded nothing (it failed early) still gets a row, so its
             // status is visible.
@@ -107,10 +110,10 @@ impl Sink for Tsv {
                     tsv_field(&value),
                 ]);
                 match op {
-                    Some((kind, stats, s)) => {
-                        let lookups = matches!(kind.name(), "get" | "mget");
+                    Some((kind, label, stats, s)) => {
+                        let lookups = matches!(kind, OpKind::Get | OpKind::Mget);
                         c.extend([
-                            kind.name().to_string(),
+                            label.clone(),
                             s.count.to_string(),
                             s.p50().to_string(),
                             s.p99().to_string(),
@@ -136,7 +139,7 @@ impl Sink for Tsv {
                     p.repeats.len().to_string(),
                 ]);
                 match op {
-                    Some((_, stats, s)) => c.extend([
+                    Some((_, _, stats, s)) => c.extend([
                         format!("{:.1}", s.mean),
                         s.min.to_string(),
                         s.at("p90").unwrap_or(0).to_string(),

@@ -23,7 +23,7 @@ use quanta::Clock;
 use super::crew::{Live, Piece, Step};
 use super::result::PointKey;
 use crate::engine::Store;
-use crate::metrics::{OpKind, Recorder};
+use crate::metrics::{OpKind, Recorder, latency_sets, op_label};
 use crate::probe::du::DiskMeter;
 use crate::probe::live::SystemMeter;
 use crate::workload::Budget;
@@ -131,7 +131,8 @@ struct State {
     scratch: Vec<Vec<Piece>>,
     interval: Recorder,
     handed: Recorder,
-    seen: [bool; OpKind::COUNT],
+    /// Operation labels seen in this step: later intervals without calls report 0.
+    seen: Vec<String>,
     keys_prev: u64,
     metrics: Vec<(String, f64)>,
     probes: Vec<(String, f64)>,
@@ -174,7 +175,7 @@ impl<'a> Sampler<'a> {
                 scratch: (0..threads).map(|_| Vec::with_capacity(4)).collect(),
                 interval: Recorder::new(),
                 handed: Recorder::new(),
-                seen: [false; OpKind::COUNT],
+                seen: Vec::new(),
                 keys_prev: 0,
                 metrics: Vec::new(),
                 probes: Vec::new(),
@@ -262,7 +263,7 @@ impl<'a> Sampler<'a> {
         }
         st.interval.reset();
         st.handed = Recorder::new();
-        st.seen = [false; OpKind::COUNT];
+        st.seen.clear();
         st.keys_prev = 0;
         st.next_tick = self.ctx.interval.map(|d| began + d);
         st.deadline = match step {
@@ -434,20 +435,24 @@ impl<'a> Sampler<'a> {
         if timeline {
             st.metrics.push(("wu_per_s".to_string(), wu));
             st.metrics.push(("ops_per_s".to_string(), ops));
-            for kind in OpKind::ALL {
-                match st.interval.kind(kind) {
-                    Some(s) => {
-                        st.seen[kind.index()] = true;
-                        let name = kind.name();
-                        st.metrics.push((format!("op.{name}.count"), s.count() as f64));
-                        st.metrics
-                            .push((format!("op.{name}.p50_ns"), s.hist.value_at_quantile(0.50) as f64));
-                        st.metrics
-                            .push((format!("op.{name}.p99_ns"), s.hist.value_at_quantile(0.99) as f64));
-                        st.metrics.push((format!("op.{name}.max_ns"), s.hist.max() as f64));
+            for set in latency_sets(&st.interval) {
+                for kind in OpKind::ALL {
+                    let name = op_label(kind, set.tag);
+                    match set.rec.kind(kind) {
+                        Some(s) => {
+                            st.metrics.push((format!("op.{name}.count"), s.count() as f64));
+                            st.metrics
+                                .push((format!("op.{name}.p50_ns"), s.hist.value_at_quantile(0.50) as f64));
+                            st.metrics
+                                .push((format!("op.{name}.p99_ns"), s.hist.value_at_quantile(0.99) as f64));
+                            st.metrics.push((format!("op.{name}.max_ns"), s.hist.max() as f64));
+                            if !st.seen.contains(&name) {
+                                st.seen.push(name);
+                            }
+                        }
+                        None if st.seen.contains(&name) => st.metrics.push((format!("op.{name}.count"), 0.0)),
+                        None => {}
                     }
-                    None if st.seen[kind.index()] => st.metrics.push((format!("op.{}.count", kind.name()), 0.0)),
-                    None => {}
                 }
             }
             st.metrics.append(&mut st.probes);
