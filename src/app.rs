@@ -185,7 +185,7 @@ pub fn warnings(plan: &Plan, outputs: &setup::Outputs, report_given: bool) -> Ve
         return w;
     }
     let has = |kind: SinkKind| outputs.sinks.iter().any(|s| s.kind == kind);
-    if plan.timeline.is_some() && !has(SinkKind::Timeline) {
+    if plan.timeline.is_some() && !has(SinkKind::Timeline) && !has(SinkKind::Hdr) {
         w.push(
             "--timeline samples, but no sink writes the timeline: add --report timeline:FILE, or use --report-dir"
                 .to_string(),

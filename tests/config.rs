@@ -353,3 +353,22 @@ fn the_bundled_samples_load() {
         kvmark::config::load(&path).unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
+#[test]
+fn help_explains_the_report_and_config_flags() {
+    let o = kvmark(&["--help"]);
+    assert_exit(&o, 0);
+    let help = stdout(&o);
+    for flag in [
+        "--report ",
+        "--report-dir",
+        "--no-report-dir",
+        "--timeline",
+        "--no-timeline",
+        "--probe",
+        "--config",
+        "--save-config",
+    ] {
+        assert!(help.contains(flag), "{flag} missing from --help");
+    }
+}

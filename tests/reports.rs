@@ -630,3 +630,26 @@ fn timeline_flags_without_their_sink_are_flagged() {
     assert_exit(&o, 0);
     assert!(stderr(&o).contains("only when --timeline S"), "{}", stderr(&o));
 }
+
+#[test]
+fn histogram_logs_follow_the_timeline_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("h");
+    let o = kvmark(&[
+        "--secs",
+        "1",
+        "--timeline",
+        "0.1",
+        "--report",
+        &format!("console,hdr:{}", logs.display()),
+        &workload("slow.lua"),
+    ]);
+    assert_exit(&o, 0);
+    assert!(!stderr(&o).contains("warning"), "hdr uses --timeline: {}", stderr(&o));
+    let files = files_in(&logs);
+    assert_eq!(files.len(), 1);
+    let tags = hlog_by_tag(&files[0]);
+    let (h, intervals) = &tags["run.get"];
+    assert!(*intervals >= 3, "one interval per sample, got {intervals}");
+    assert_eq!(Some(h.len()), op_count(&stdout(&o), "get"));
+}

@@ -57,3 +57,76 @@ pub fn hit_rate(hits: u64, misses: u64) -> Option<f64> {
 pub fn err_rate(errors: u64, calls: u64) -> f64 {
     if calls == 0 { 0.0 } else { errors as f64 / calls as f64 }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::OpKind;
+    use crate::run::result::{PhaseRun, PointKey, PointStatus, RepeatRun};
+
+    fn phase(name: &str, units: u64, wall_ns: u64) -> PhaseRun {
+        PhaseRun {
+            name: name.to_string(),
+            wall_ns,
+            units,
+            prim_ops: units,
+        }
+    }
+
+    #[test]
+    fn several_phases_get_their_own_rows_and_all() {
+        let mut load = Recorder::new();
+        load.record(OpKind::Put, 100, 1);
+        let mut read = Recorder::new();
+        read.record(OpKind::Get, 50, 1);
+        let mut merged = load.clone();
+        merged.merge(&read);
+        let p = PointResult {
+            key: PointKey {
+                workload: "w".into(),
+                workload_path: "w.json".into(),
+                engine: "skiplist".into(),
+                engine_version: "1".into(),
+                threads: 1,
+                batch: 1,
+                batched: false,
+                sweep: None,
+            },
+            status: PointStatus::Ok,
+            repeats: vec![
+                RepeatRun {
+                    phases: vec![phase("warm", 100, 1_000_000_000), phase("read", 300, 1_000_000_000)],
+                    thread_units: vec![400],
+                    seed: None,
+                },
+                RepeatRun {
+                    phases: vec![phase("warm", 200, 1_000_000_000), phase("read", 100, 1_000_000_000)],
+                    thread_units: vec![300],
+                    seed: None,
+                },
+            ],
+            merged,
+            phases: vec![("warm".into(), load), ("read".into(), read)],
+        };
+        let views = phase_views(&p);
+        let names: Vec<&str> = views.iter().map(|v| v.name).collect();
+        assert_eq!(names, vec!["warm", "read", "all"]);
+        assert_eq!(views[0].wu.median, 150.0);
+        assert_eq!((views[1].wu.min, views[1].wu.max), (100.0, 300.0));
+        assert_eq!(views[1].units, 400);
+        assert_eq!(views[2].units, 700);
+        assert_eq!(views[2].rec.used().count(), 2);
+        assert_eq!(
+            views[0].rec.used().map(|(k, _)| k).collect::<Vec<_>>(),
+            vec![OpKind::Put]
+        );
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(hit_rate(3, 1), Some(0.75));
+        assert_eq!(hit_rate(0, 0), None);
+        assert_eq!(err_rate(1, 4), 0.25);
+        assert_eq!(err_rate(0, 0), 0.0);
+    }
+}

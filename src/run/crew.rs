@@ -132,7 +132,7 @@ pub struct Live {
     pub epoch: CachePadded<AtomicU64>,
     /// Per-thread hand-over points.
     pub mailboxes: Vec<CachePadded<Mutex<Mailbox>>>,
-    /// Whether a sampler watches this crew.
+    /// Whether a sampler thread samples this crew periodically.
     pub sampled: bool,
 }
 
@@ -303,7 +303,7 @@ pub fn run(crew: &Crew<'_>, steps: &[Step], monitor: &mut dyn Monitor) -> CrewOu
     let n = crew.threads;
     let gate = Gate::new();
     let stop_before = AtomicUsize::new(0); // steps with index < this value must stop
-    let live = Live::new(n, crew.sampler.is_some());
+    let live = Live::new(n, crew.sampler.as_ref().is_some_and(|c| c.interval.is_some()));
     let sampler = crew
         .sampler
         .as_ref()
@@ -539,7 +539,7 @@ fn worker(
                     Budget::Ops(total) => Some(share(*total, crew.threads, t)),
                     Budget::Secs(_) => None,
                 };
-                let r = run_units(
+                run_units(
                     crew,
                     program.as_mut(),
                     *phase,
@@ -549,14 +549,13 @@ fn worker(
                     stop_before,
                     live,
                     t,
-                );
-                if live.sampled {
-                    live.finish(t);
-                }
-                r
+                )
             }
         };
         let end_raw = crew.clock.raw();
+        if live.sampled && matches!(step, Step::Run { .. }) {
+            live.finish(t);
+        }
         let rec = program.kv().take_recorder();
         let (units, error) = match result {
             Ok(units) => (units, None),

@@ -110,7 +110,11 @@ struct Shared {
 pub fn execute(plan: &Plan, reporter: &Reporter, abort: &Arc<AtomicBool>) -> RunOutcome {
     let clock = Clock::new();
     let mut out = RunOutcome::default();
-    let interval = plan.timeline.filter(|_| reporter.wants_timeline());
+    // Sample only when a sink uses samples: --timeline sets the period for the
+    // timeline and for interval histograms alike.
+    let interval = plan
+        .timeline
+        .filter(|_| reporter.wants_timeline() || reporter.wants_intervals());
     let sampling = (interval.is_some() || reporter.wants_intervals()).then_some(Sampling {
         interval,
         system: plan.probes.system,
