@@ -191,6 +191,11 @@ pub struct RunArgs {
     /// --engine-opt overrides them key by key).
     #[arg(skip)]
     pub file_engine_options: BTreeMap<String, EngineOptions>,
+
+    /// Where each engine option of a config file was set: (engine, key) to
+    /// "FILE:LINE", so an engine's complaint about a key can point at the line.
+    #[arg(skip)]
+    pub file_option_origins: BTreeMap<(String, String), String>,
 }
 
 /// A problem with the command line or the files it names: exit status 2.
@@ -321,10 +326,12 @@ impl RunArgs {
             )));
         }
         let mut engine_options = self.file_engine_options.clone();
+        let mut option_origins = self.file_option_origins.clone();
         for (name, opts) in parse_engine_opts(&self.engine_opt)? {
-            let merged = engine_options.entry(name).or_default();
+            let merged = engine_options.entry(name.clone()).or_default();
             for (k, v) in opts.iter() {
                 merged.set(k, v);
+                option_origins.insert((name.clone(), k.to_string()), format!("--engine-opt {name}.{k}"));
             }
         }
         let timeline = match (self.timeline, self.no_timeline) {
@@ -369,6 +376,7 @@ impl RunArgs {
             keep_data: self.keep_data && !self.no_keep_data,
             timeline,
             probes,
+            option_origins,
         })
     }
 

@@ -241,13 +241,12 @@ fn engine_sections_merge_with_engine_opt_flags() {
         eff.to_str().unwrap(),
         &workload("ctx.lua"),
     ]);
-    // The section reached the engine, which takes no options and says so.
+    // The section reached the engine, which takes no options and says so; the
+    // message points at the file and line.
     assert_exit(&o, 1);
-    assert!(
-        stdout(&o).contains("unknown option 'cache' for engine skiplist"),
-        "{}",
-        stdout(&o)
-    );
+    let out = stdout(&o);
+    assert!(out.contains("unknown option 'cache' for engine skiplist"), "{out}");
+    assert!(out.contains(&format!("(cache is set at {}:5)", cnf.display())), "{out}");
     let s = sections(&eff);
     assert_eq!(
         s["skiplist"],

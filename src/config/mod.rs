@@ -23,7 +23,8 @@ use crate::report::setup;
 pub use self::size::parse_size;
 
 /// Every key `[bench]` accepts. `workload` may repeat; the others appear once.
-pub const BENCH_KEYS: [&str; 19] = [
+/// Engine options go in the engine's own section.
+pub const BENCH_KEYS: [&str; 18] = [
     "workload",
     "backend",
     "threads",
@@ -42,7 +43,6 @@ pub const BENCH_KEYS: [&str; 19] = [
     "probe",
     "report",
     "report_dir",
-    "engine_opt",
 ];
 
 /// The run section's name.
@@ -89,6 +89,10 @@ pub fn parse(text: &str, path: &Path) -> Result<RunArgs, ConfigError> {
             let value = normalize_option(&e.value)
                 .map_err(|m| ConfigError::at(path, e.line, format!("[{}] {}: {m}", section.name, e.key)))?;
             opts.set(e.key.clone(), value);
+            args.file_option_origins.insert(
+                (section.name.clone(), e.key.clone()),
+                format!("{}:{}", path.display(), e.line),
+            );
         }
     }
     Ok(args)
@@ -168,18 +172,12 @@ fn bench(args: &mut RunArgs, entries: &[Entry], path: &Path) -> Result<(), Confi
             return Err(v.err(format!("unknown key in [bench] (known: {})", BENCH_KEYS.join(", "))));
         }
         if key != "workload"
-            && key != "engine_opt"
             && let Some(first) = seen.insert(key.clone(), e.line)
         {
             return Err(v.err(format!("set twice in [bench] (first on line {first})")));
         }
         match key.as_str() {
             "workload" => args.workloads.push(v.path()?),
-            "engine_opt" => {
-                let flag = v.text()?.to_string();
-                crate::cli::parse_engine_opts(std::slice::from_ref(&flag)).map_err(|u| v.err(u.0))?;
-                args.engine_opt.push(flag);
-            }
             "backend" => {
                 let names = v.list()?;
                 crate::cli::resolve_engines(Some(&names)).map_err(|u| v.err(u.0))?;
@@ -264,8 +262,6 @@ pub fn overlay(file: RunArgs, cli: RunArgs) -> RunArgs {
     } else {
         (file.keep_data, file.no_keep_data)
     };
-    let mut engine_opt = file.engine_opt;
-    engine_opt.extend(cli.engine_opt);
     RunArgs {
         workloads: if cli.workloads.is_empty() {
             file.workloads
@@ -287,7 +283,7 @@ pub fn overlay(file: RunArgs, cli: RunArgs) -> RunArgs {
         data_dir: cli.data_dir.or(file.data_dir),
         keep_data,
         no_keep_data,
-        engine_opt,
+        engine_opt: cli.engine_opt,
         timeline: if cli.no_timeline {
             None
         } else {
@@ -305,6 +301,7 @@ pub fn overlay(file: RunArgs, cli: RunArgs) -> RunArgs {
         config: cli.config,
         save_config: cli.save_config,
         file_engine_options: file.file_engine_options,
+        file_option_origins: file.file_option_origins,
     }
 }
 
@@ -322,7 +319,7 @@ mod tests {
             workload = a.lua\nworkload = b.lua\nbackend = skiplist\nthreads = 1,2\nbatch = 4\n\
             ops = 500\nsecs = 1.5\nrepeat = 3\nusers = 7\nitems = 9\nseed = 42\nseed_threads = 2\n\
             seed_once = yes\nkeep_data = false\ndata_dir = /tmp\ntimeline = 0.2\nprobe = build\n\
-            report = console,tsv:x.tsv\nreport_dir = out\nengine_opt = skiplist.k=v\n")
+            report = console,tsv:x.tsv\nreport_dir = out\n")
         .unwrap();
         assert_eq!(args.workloads, vec![PathBuf::from("a.lua"), PathBuf::from("b.lua")]);
         assert_eq!(args.threads, Some(vec![1, 2]));
@@ -336,7 +333,6 @@ mod tests {
         assert_eq!(args.probe, Some(vec!["build".to_string()]));
         assert_eq!(args.report.as_ref().unwrap().len(), 2);
         assert_eq!(args.report_dir, Some(PathBuf::from("out")));
-        assert_eq!(args.engine_opt, vec!["skiplist.k=v".to_string()]);
     }
 
     #[test]

@@ -66,6 +66,26 @@ pub struct Plan {
     pub timeline: Option<Duration>,
     /// Probes to run; the system probe is also sampled into the timeline.
     pub probes: ProbeSet,
+    /// Where engine options were set: (engine, key) to "FILE:LINE" or the flag.
+    pub option_origins: BTreeMap<(String, String), String>,
+}
+
+impl Plan {
+    /// `msg` (an engine's refusal to open) with where each option it quotes was set,
+    /// so a bad key in a config file is traced to its line.
+    pub fn explain_open_error(&self, engine: &str, msg: String) -> String {
+        let origins: Vec<String> = self
+            .option_origins
+            .iter()
+            .filter(|((e, k), _)| e == engine && msg.contains(&format!("'{k}'")))
+            .map(|((_, k), origin)| format!("{k} is set at {origin}"))
+            .collect();
+        if origins.is_empty() {
+            msg
+        } else {
+            format!("{msg} ({})", origins.join("; "))
+        }
+    }
 }
 
 /// How measurements are sampled, when any sink wants samples.
@@ -307,7 +327,8 @@ impl Runner<'_> {
             self.options,
             self.plan.data_dir.as_deref(),
             self.plan.keep_data,
-        )?;
+        )
+        .map_err(|e| self.plan.explain_open_error(self.engine.name, e))?;
         if !self.wl.has_load() {
             return Ok(Shared { store, seed: None });
         }
