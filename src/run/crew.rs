@@ -12,12 +12,11 @@
 //! its mailbox and continues with an emptied spare. That lock is taken once per
 //! sample interval per thread, never per operation.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use crossbeam_utils::CachePadded;
 use quanta::Clock;
 
 use crate::engine::Store;
@@ -25,6 +24,7 @@ use crate::metrics::Recorder;
 use crate::workload::{Budget, Params, Program, SweepValue, ThreadCtx, Workload, WorkloadError};
 
 use super::kv::Kv;
+pub use super::live::{Live, Mailbox, Piece};
 use super::sampler::{Sampler, SamplerCtx, ThreadEnd};
 
 /// Chunks aim to take between these many nanoseconds: long enough that per-chunk
@@ -95,113 +95,6 @@ pub struct CrewOutcome {
     pub steps: Vec<StepOutcome>,
     /// How it ended.
     pub end: CrewEnd,
-}
-
-/// An interval recorder a worker handed over.
-#[derive(Debug)]
-pub struct Piece {
-    /// What the worker recorded since its previous hand-over.
-    pub rec: Recorder,
-    /// Units it completed in that time.
-    pub units: u64,
-    /// Raw clock at the hand-over.
-    pub raw: u64,
-}
-
-/// A worker's hand-over point with the sampler.
-#[derive(Debug, Default)]
-pub struct Mailbox {
-    /// Handed over, not yet collected.
-    pub pieces: Vec<Piece>,
-    /// Emptied recorders to swap in.
-    pub spares: Vec<Recorder>,
-    /// The latest sample epoch this worker answered.
-    pub epoch: u64,
-    /// The worker finished the current step (it will not answer again).
-    pub done: bool,
-}
-
-/// Live counters the main thread (and any sampler) reads while a crew runs.
-#[derive(Debug)]
-pub struct Live {
-    /// Units each thread completed in the current step, updated once per chunk.
-    pub units: Vec<CachePadded<AtomicU64>>,
-    /// Keys each thread wrote in the current seed, published only while sampled.
-    pub keys: Vec<Arc<CachePadded<AtomicU64>>>,
-    /// Bumped by the sampler to ask workers for their interval recorders.
-    pub epoch: CachePadded<AtomicU64>,
-    /// Per-thread hand-over points.
-    pub mailboxes: Vec<CachePadded<Mutex<Mailbox>>>,
-    /// Whether a sampler thread samples this crew periodically.
-    pub sampled: bool,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-impl Live {
-    fn new(threads: usize, sampled: bool) -> Self {
-        Live {
-            units: (0..threads).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
-            keys: (0..threads)
-                .map(|_| Arc::new(CachePadded::new(AtomicU64::new(0))))
-                .collect(),
-            epoch: CachePadded::new(AtomicU64::new(0)),
-            mailboxes: (0..threads)
-                .map(|_| CachePadded::new(Mutex::new(Mailbox::default())))
-                .collect(),
-            sampled,
-        }
-    }
-
-    /// Units completed so far in the current step, over all threads.
-    pub fn units(&self) -> u64 {
-        self.units.iter().map(|u| u.load(Ordering::Relaxed)).sum()
-    }
-
-    fn reset(&self) {
-        for u in &self.units {
-            u.store(0, Ordering::Relaxed);
-        }
-        for k in &self.keys {
-            k.store(0, Ordering::Relaxed);
-        }
-    }
-
-    /// Readies the mailboxes for a new step (before its gate opens).
-    pub fn begin_step(&self) {
-        let epoch = self.epoch.load(Ordering::Relaxed);
-        for m in &self.mailboxes {
-            let mut m = lock(m);
-            m.done = false;
-            m.epoch = epoch;
-        }
-    }
-
-    /// Leaves the worker's interval recorder in its mailbox, continuing with a spare.
-    #[cold]
-    #[inline(never)]
-    fn hand_over(&self, t: usize, kv: &mut Kv, units: u64, raw: u64, epoch: u64) {
-        let mut mb = lock(&self.mailboxes[t]);
-        let full = match mb.spares.pop() {
-            Some(spare) => kv.replace_recorder(spare),
-            None => {
-                // The first hand-over of a thread: allocate its spare outside the lock.
-                drop(mb);
-                let spare = kv.recorder().empty_like();
-                let full = kv.replace_recorder(spare);
-                mb = lock(&self.mailboxes[t]);
-                full
-            }
-        };
-        mb.pieces.push(Piece { rec: full, units, raw });
-        mb.epoch = epoch;
-    }
-
-    fn finish(&self, t: usize) {
-        lock(&self.mailboxes[t]).done = true;
-    }
 }
 
 /// Observes a crew from the main thread: progress lines, samplers.

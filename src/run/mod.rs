@@ -11,6 +11,7 @@
 
 pub mod crew;
 pub mod kv;
+pub mod live;
 pub mod progress;
 pub mod result;
 pub mod sampler;

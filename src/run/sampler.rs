@@ -20,7 +20,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use quanta::Clock;
 
-use super::crew::{Live, Piece, Step};
+use super::crew::Step;
+use super::live::{Live, Piece};
 use super::result::PointKey;
 use crate::engine::Store;
 use crate::metrics::{OpKind, Recorder, latency_sets, op_label};
