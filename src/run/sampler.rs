@@ -388,6 +388,8 @@ impl<'a> Sampler<'a> {
     /// Takes every piece out of the mailboxes, merges them into the interval, and
     /// returns the emptied recorders as spares.
     fn collect(&self, st: &mut State) {
+        debug_assert!(st.interval.is_empty(), "the previous interval was emitted");
+        let mut any = false;
         for (t, mailbox) in self.live.mailboxes.iter().enumerate() {
             std::mem::swap(&mut lock(mailbox).pieces, &mut st.scratch[t]);
             if st.scratch[t].is_empty() {
@@ -396,7 +398,6 @@ impl<'a> Sampler<'a> {
             let acc = &mut st.threads[t];
             for piece in st.scratch[t].iter_mut() {
                 st.interval.merge(&piece.rec);
-                st.handed.merge(&piece.rec);
                 acc.units += piece.units;
                 acc.handed_units += piece.units;
                 acc.prim += piece.rec.prim_ops();
@@ -406,6 +407,11 @@ impl<'a> Sampler<'a> {
             }
             let mut mb = lock(mailbox);
             mb.spares.extend(st.scratch[t].drain(..).map(|p| p.rec));
+            any = true;
+        }
+        if any {
+            // One merge per sample, however many threads handed over.
+            st.handed.merge(&st.interval);
         }
     }
 
