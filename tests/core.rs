@@ -481,3 +481,69 @@ fn ctrl_c_reports_the_point_as_interrupted_and_exits_130() {
     assert!(!out.contains("threads=2"), "{out}");
     assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
 }
+
+#[test]
+fn progress_prints_once_a_second_on_a_terminal() {
+    // `script` (util-linux, in Debian's essential bsdutils) gives kvmark a pseudo-terminal.
+    let cmd = format!(
+        "{} --secs 2.5 --items 2000 {} >/dev/null",
+        env!("CARGO_BIN_EXE_kvmark"),
+        bundled("mixed.lua")
+    );
+    let o = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+        .expect("run script(1)");
+    let tty = String::from_utf8_lossy(&o.stdout).replace('\r', "");
+    let lines: Vec<&str> = tty.lines().collect();
+    assert!(
+        lines[0].starts_with("seeding mixed on skiplist with 1 thread ... done ("),
+        "{tty}"
+    );
+    let ticks: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("mixed skiplist t1 b1 "))
+        .collect();
+    assert_eq!(ticks.len(), 2, "one line per second of a 2.5 s point: {tty}");
+    assert!(ticks[0].contains(" 1.0/2.5s ") && ticks[0].ends_with(" wu/s"), "{tty}");
+
+    let cmd = format!(
+        "{} --ops 40000000 --threads 2 {} >/dev/null",
+        env!("CARGO_BIN_EXE_kvmark"),
+        bundled("null.lua")
+    );
+    let o = std::process::Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+        .expect("run script(1)");
+    let tty = String::from_utf8_lossy(&o.stdout).replace('\r', "");
+    // Count-bounded (40 M units take well over a second): elapsed, rate and percent done.
+    let line = tty
+        .lines()
+        .find(|l| l.starts_with("null skiplist t2 b1 "))
+        .expect("a progress line");
+    assert!(
+        line.contains(" wu/s ") && line.contains("% (") && line.ends_with("/40000000)"),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_workload_can_require_modules_next_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("helpers.lua"),
+        "return { key = function(i) return 'k' .. i end }",
+    )
+    .unwrap();
+    let main = dir.path().join("main.lua");
+    std::fs::write(
+        &main,
+        "local h = require('helpers')\nreturn { run = function(ctx) kv.put(h.key(ctx.iter), 'v') end }",
+    )
+    .unwrap();
+    // Run from elsewhere: the module is found next to the file, not in the working directory.
+    let o = kvmark_in(std::path::Path::new("/"), &["--ops", "5", main.to_str().unwrap()]);
+    assert_exit(&o, 0);
+    assert_eq!(op_count(&stdout(&o), "put"), Some(5));
+}

@@ -96,6 +96,15 @@ impl Sink for Console {
                 if seed.shared { " (seeded once, shared)" } else { "" },
             )?;
         }
+        if p.merged.is_empty() {
+            if let PointStatus::Failed(msg) = &p.status {
+                writeln!(out, "FAILED: {msg}")?;
+            }
+            return out.flush();
+        }
+        if runs == 0 {
+            writeln!(out, "partial figures, up to the failure:")?;
+        }
         if p.phases.len() > 1 {
             for (name, rec) in &p.phases {
                 writeln!(out, "phase {name}:")?;
@@ -127,7 +136,9 @@ impl Sink for Console {
                 )?;
             }
         }
-        throughput(out, p)?;
+        if runs > 0 {
+            throughput(out, p)?;
+        }
         match &p.status {
             PointStatus::Ok => {}
             PointStatus::Failed(msg) => writeln!(out, "FAILED: {msg}")?,

@@ -290,6 +290,21 @@ impl LuaState {
             bridge: Some(bridge),
         };
         let lua = state.lua();
+        // Modules next to the workload file can be `require`d.
+        let dir = wl
+            .path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let set_path = lua
+            .globals()
+            .get::<Table>("package")
+            .and_then(|pkg| {
+                let old: String = pkg.get("path")?;
+                pkg.set("path", format!("{}/?.lua;{old}", dir.display()))
+            })
+            .map_err(|e| WorkloadError::Invalid(format!("cannot set up Lua: {e}")));
+        set_path?;
         // SAFETY: the bridge is freed only after the state is closed (see `close`).
         unsafe { lua.exec_raw::<()>((), |l| bridge::install(l, bridge.as_ptr())) }
             .map_err(|e| WorkloadError::Invalid(format!("cannot set up Lua: {e}")))?;

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Builds the release binary and runs every recorded benchmark (see BENCHMARKS.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release
+bench/harness.sh 7
+bench/scaling.sh 9 3 2 workloads/mixed.lua
