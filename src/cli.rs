@@ -198,6 +198,16 @@ pub struct RunArgs {
     pub file_option_origins: BTreeMap<(String, String), String>,
 }
 
+/// Shortest timeline period: shorter ones would make the sampler a busy thread.
+pub const MIN_TIMELINE: f64 = 0.01;
+/// Longest timeline period (a day).
+pub const MAX_TIMELINE: f64 = 86_400.0;
+
+/// True for a usable `--timeline` period in seconds.
+pub fn timeline_ok(secs: f64) -> bool {
+    secs.is_finite() && (MIN_TIMELINE..=MAX_TIMELINE).contains(&secs)
+}
+
 /// A problem with the command line or the files it names: exit status 2.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UsageError(pub String);
@@ -336,10 +346,10 @@ impl RunArgs {
         }
         let timeline = match (self.timeline, self.no_timeline) {
             (_, true) | (None, _) => None,
-            (Some(s), false) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Some(Duration::from_secs_f64(s)),
+            (Some(s), false) if timeline_ok(s) => Some(Duration::from_secs_f64(s)),
             (Some(s), false) => {
                 return Err(usage(format!(
-                    "--timeline {s}: give a positive number of seconds between samples, e.g. 0.5"
+                    "--timeline {s}: give the seconds between samples, from {MIN_TIMELINE} to {MAX_TIMELINE}, e.g. 0.5"
                 )));
             }
         };

@@ -500,7 +500,11 @@ fn unknown_sinks_and_bad_intervals_are_usage_errors() {
     let cases: &[(&[&str], &str)] = &[
         (&["--report", "csv", "x.lua"], "--report: unknown report sink 'csv'"),
         (&["--report", "tsv:", "x.lua"], "give a path after the colon"),
-        (&["--timeline", "0", "x.lua"], "--timeline 0: give a positive number"),
+        (
+            &["--timeline", "0", "x.lua"],
+            "--timeline 0: give the seconds between samples",
+        ),
+        (&["--timeline", "0.001", "x.lua"], "from 0.01 to 86400"),
         (&["--timeline", "nan", "x.lua"], "--timeline NaN"),
         (
             &["--config", "/no/such.cnf", "x.lua"],

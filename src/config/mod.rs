@@ -219,7 +219,17 @@ fn bench(args: &mut RunArgs, entries: &[Entry], path: &Path) -> Result<(), Confi
                 (args.keep_data, args.no_keep_data) = (b, !b);
             }
             "data_dir" => args.data_dir = Some(v.path()?),
-            "timeline" => args.timeline = Some(v.float()?),
+            "timeline" => {
+                let s = v.float()?;
+                if !crate::cli::timeline_ok(s) {
+                    return Err(v.err(format!(
+                        "{s} is not a sample period from {} to {} seconds",
+                        crate::cli::MIN_TIMELINE,
+                        crate::cli::MAX_TIMELINE
+                    )));
+                }
+                args.timeline = Some(s);
+            }
             "probe" => {
                 let list = v.list()?;
                 ProbeSet::parse(&list).map_err(|m| v.err(m))?;
@@ -371,6 +381,11 @@ mod tests {
             ("[bench]\nreport = csv\n", 2, "unknown report sink 'csv'"),
             ("[bench]\nprobe = gpu\n", 2, "unknown probe 'gpu'"),
             ("[bench]\ndata_dir =\n", 2, "data_dir: the value is missing"),
+            (
+                "[bench]\ntimeline = 0.001\n",
+                2,
+                "timeline: 0.001 is not a sample period from 0.01",
+            ),
             (
                 "[skiplist]\nwrite_buffer_size = 64MB\n",
                 2,
