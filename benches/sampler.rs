@@ -4,8 +4,9 @@
 //! ratios of adjacent pairs. Alternating every fraction of a second cancels the
 //! drift of a shared machine far better than comparing whole runs.
 //!
-//! cargo bench --bench sampler -- [PAIRS] [SECS] [INTERVAL] [THREADS] [WORKLOAD]
-//! (defaults: 60 pairs of 0.5 s at --timeline 0.1, one thread, workloads/null.lua)
+//! cargo bench --bench sampler -- [PAIRS] [SECS] [INTERVAL] [THREADS] [WORKLOAD] [SINKS]
+//! (defaults: 60 pairs of 0.5 s at --timeline 0.1, one thread, workloads/null.lua,
+//! sinks `timeline,hdr`; give `timeline` or `hdr` alone to see what each costs)
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -42,6 +43,7 @@ fn main() {
         .get(4)
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("workloads/null.lua"));
+    let sink_names = args.get(5).cloned().unwrap_or_else(|| "timeline,hdr".to_string());
     let out = tempfile::tempdir().expect("a temporary directory");
 
     let plan_with = |timeline: Option<f64>| {
@@ -79,21 +81,25 @@ fn main() {
         outcome.rows[0].wu.median
     };
     let sampled_sinks = || {
-        vec![
-            SinkSpec {
-                kind: SinkKind::Timeline,
-                path: Some(out.path().join("timeline.tsv")),
-            },
-            SinkSpec {
-                kind: SinkKind::Hdr,
-                path: Some(out.path().join("hdr")),
-            },
-        ]
+        sink_names
+            .split(',')
+            .map(|name| match name {
+                "timeline" => SinkSpec {
+                    kind: SinkKind::Timeline,
+                    path: Some(out.path().join("timeline.tsv")),
+                },
+                "hdr" => SinkSpec {
+                    kind: SinkKind::Hdr,
+                    path: Some(out.path().join("hdr")),
+                },
+                other => panic!("sinks are timeline and/or hdr, not {other}"),
+            })
+            .collect::<Vec<_>>()
     };
 
     println!(
         "sampler cost: {pairs} pairs of {secs} s measurements of {} on {threads} thread(s), \
-         without and with --timeline {interval} (timeline and histogram logs written)",
+         without and with --timeline {interval} (sinks: {sink_names})",
         workload.display()
     );
     // Warm up both paths once (page cache, allocator, CPU frequency).

@@ -446,9 +446,6 @@ fn worker(
             }
         };
         let end_raw = crew.clock.raw();
-        if live.sampled && matches!(step, Step::Run { .. }) {
-            live.finish(t);
-        }
         let rec = program.kv().take_recorder();
         let (units, error) = match result {
             Ok(units) => (units, None),
@@ -514,7 +511,7 @@ fn run_units(
         let now_epoch = live.epoch.load(Ordering::Relaxed);
         if now_epoch != epoch {
             epoch = now_epoch;
-            live.hand_over(t, program.kv(), done - handed, t1, now_epoch);
+            live.hand_over(t, program.kv(), done - handed, t1);
             handed = done;
         }
         if got < want {

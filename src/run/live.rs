@@ -28,10 +28,6 @@ pub struct Mailbox {
     pub pieces: Vec<Piece>,
     /// Emptied recorders to swap in.
     pub spares: Vec<Recorder>,
-    /// The latest sample epoch this worker answered.
-    pub epoch: u64,
-    /// The worker finished the current step (it will not answer again).
-    pub done: bool,
 }
 
 /// Live counters the main thread (and any sampler) reads while a crew runs.
@@ -84,20 +80,10 @@ impl Live {
         }
     }
 
-    /// Readies the mailboxes for a new step (before its gate opens).
-    pub fn begin_step(&self) {
-        let epoch = self.epoch.load(Ordering::Relaxed);
-        for m in &self.mailboxes {
-            let mut m = lock(m);
-            m.done = false;
-            m.epoch = epoch;
-        }
-    }
-
     /// Leaves the worker's interval recorder in its mailbox, continuing with a spare.
     #[cold]
     #[inline(never)]
-    pub fn hand_over(&self, t: usize, kv: &mut Kv, units: u64, raw: u64, epoch: u64) {
+    pub fn hand_over(&self, t: usize, kv: &mut Kv, units: u64, raw: u64) {
         let mut mb = lock(&self.mailboxes[t]);
         let full = match mb.spares.pop() {
             Some(spare) => kv.replace_recorder(spare),
@@ -111,11 +97,5 @@ impl Live {
             }
         };
         mb.pieces.push(Piece { rec: full, units, raw });
-        mb.epoch = epoch;
-    }
-
-    /// Marks worker `t` done with the current step: it will not answer again.
-    pub fn finish(&self, t: usize) {
-        lock(&self.mailboxes[t]).done = true;
     }
 }

@@ -1,13 +1,15 @@
 //! The timeline sampler: its own thread beside a crew, turning what workers publish
 //! into one [`Sample`] per interval.
 //!
-//! Workers never wait for it. Each interval it bumps the crew's sample epoch; at their
-//! next chunk boundary workers swap their recorder for an emptied spare and leave the
-//! full one in their mailbox (a lock taken once per interval per thread). The sampler
-//! merges those interval recorders exactly, computes rates and percentiles, reads the
-//! system probe, the store's disk usage and the engine's stats, and hands the sample
-//! to the sinks. Recorders go back as spares, so the hand-over allocates nothing after
-//! the first interval.
+//! Workers never wait for it. Each period it bumps the crew's sample epoch and reads
+//! the system probe, the store's disk usage and the engine's stats; at their next chunk
+//! boundary (within about a millisecond) workers swap their recorder for an emptied
+//! spare and leave the full one in their mailbox (a lock taken once per interval per
+//! thread). One period later the sampler collects those interval recorders, merges
+//! them exactly, computes rates and percentiles, and hands the finished sample to the
+//! sinks: samples appear one period late, and the sampler wakes once per period
+//! without ever polling the workers. Recorders go back as spares, so the hand-over
+//! allocates nothing after the first interval.
 //!
 //! Nothing is lost: whatever a worker handed over is also returned to the crew at the
 //! end of the step ([`Sampler::end_step`]), so point results stay exact.
@@ -28,12 +30,6 @@ use crate::metrics::{OpKind, Recorder, latency_sets, op_label};
 use crate::probe::du::DiskMeter;
 use crate::probe::live::SystemMeter;
 use crate::workload::Budget;
-
-/// Longest the sampler waits for workers to answer an epoch bump before it reports
-/// without them (their data then lands in the next interval). Workers answer within a
-/// chunk (under a millisecond) unless descheduled or stuck in a slow call; waiting
-/// costs them nothing, since the sampler waits on its own thread.
-const MAX_GRACE: Duration = Duration::from_millis(50);
 
 /// Receives samples, on the sampler's thread.
 pub trait SampleSink: Sync {
@@ -137,6 +133,9 @@ struct State {
     keys_prev: u64,
     metrics: Vec<(String, f64)>,
     probes: Vec<(String, f64)>,
+    /// The interval that ended at the last epoch bump, waiting for the workers'
+    /// hand-overs: its end (raw clock) and the probes read then.
+    pending: Option<(u64, Vec<(String, f64)>)>,
     system: Option<SystemMeter>,
     disk: Option<DiskMeter>,
     warned: Vec<&'static str>,
@@ -180,6 +179,7 @@ impl<'a> Sampler<'a> {
                 keys_prev: 0,
                 metrics: Vec::new(),
                 probes: Vec::new(),
+                pending: None,
                 system: (timeline && ctx.system).then(SystemMeter::new),
                 disk: if timeline {
                     ctx.store_dir.map(DiskMeter::new)
@@ -231,9 +231,8 @@ impl<'a> Sampler<'a> {
         }
     }
 
-    /// Called before a step's gate opens: fresh mailboxes, a system baseline.
+    /// Called before a step's gate opens: a system baseline.
     pub fn prepare_step(&self) {
-        self.live.begin_step();
         let mut st = lock(&self.state);
         if let Some(m) = st.system.as_mut() {
             m.restart();
@@ -266,6 +265,7 @@ impl<'a> Sampler<'a> {
         st.handed = Recorder::new();
         st.seen.clear();
         st.keys_prev = 0;
+        st.pending = None;
         st.next_tick = self.ctx.interval.map(|d| began + d);
         st.deadline = match step {
             Step::Run {
@@ -306,12 +306,22 @@ impl<'a> Sampler<'a> {
             let keys: u64 = self.live.keys.iter().map(|k| k.load(Ordering::Relaxed)).sum();
             self.emit_seed(st, keys, now_raw);
         } else {
-            let epoch = self.live.epoch.fetch_add(1, Ordering::Relaxed) + 1;
+            // Finish the interval that ended at the previous bump: its hand-overs
+            // arrived within a chunk of it, long ago.
+            self.collect(st);
+            self.emit_pending(st);
+            self.live.epoch.fetch_add(1, Ordering::Relaxed);
             let now_raw = self.clock.raw();
             self.read_probes(st);
-            self.await_hand_over(epoch, period);
-            self.collect(st);
-            self.emit_run(st, now_raw);
+            st.pending = Some((now_raw, std::mem::take(&mut st.probes)));
+        }
+    }
+
+    /// Emits the interval that ended at the last bump, with the probes read then.
+    fn emit_pending(&self, st: &mut State) {
+        if let Some((end_raw, probes)) = st.pending.take() {
+            st.probes = probes;
+            self.emit_run(st, end_raw);
         }
     }
 
@@ -326,15 +336,17 @@ impl<'a> Sampler<'a> {
             return Recorder::new();
         };
         let timeline = self.ticks();
-        if timeline {
-            self.read_probes(st);
-        }
         if load {
             if timeline {
+                self.read_probes(st);
                 self.emit_seed(st, finals.write_ops(), end_raw);
             }
         } else {
             self.collect(st);
+            self.emit_pending(st);
+            if timeline {
+                self.read_probes(st);
+            }
             for (acc, end) in st.threads.iter_mut().zip(ends) {
                 if let Some(end) = end {
                     acc.units += end.units.saturating_sub(acc.handed_units);
@@ -367,21 +379,6 @@ impl<'a> Sampler<'a> {
         }
         for (name, value) in self.store.stats() {
             st.probes.push((format!("engine.{name}"), value));
-        }
-    }
-
-    /// Waits briefly until every running worker answered `epoch`.
-    fn await_hand_over(&self, epoch: u64, period: Duration) {
-        let deadline = Instant::now() + (period / 4).min(MAX_GRACE);
-        loop {
-            let all = self.live.mailboxes.iter().all(|m| {
-                let m = lock(m);
-                m.epoch >= epoch || m.done
-            });
-            if all || Instant::now() >= deadline {
-                return;
-            }
-            std::thread::sleep(Duration::from_micros(100));
         }
     }
 
