@@ -167,6 +167,16 @@ impl Recorder {
         }
     }
 
+    /// Allocates (empty) every kind `other` has that `self` lacks, so that `self`
+    /// can later be recorded into without allocating.
+    pub fn allocate_kinds_of(&mut self, other: &Recorder) {
+        for (slot, theirs) in self.kinds.iter_mut().zip(&other.kinds) {
+            if slot.is_none() && theirs.is_some() {
+                *slot = Some(Box::new(KindStats::new()));
+            }
+        }
+    }
+
     /// An empty recorder with the same kinds allocated as `self`.
     pub fn empty_like(&self) -> Recorder {
         let mut r = Recorder::new();
@@ -211,6 +221,9 @@ mod tests {
         let like = r.empty_like();
         assert!(like.is_empty());
         assert!(like.kinds[OpKind::Get.index()].is_some());
+        let mut grown = Recorder::new();
+        grown.allocate_kinds_of(&r);
+        assert!(grown.is_empty() && grown.kinds[OpKind::Put.index()].is_some());
         r.reset();
         assert!(r.is_empty());
         assert!(r.kind(OpKind::Get).is_none());

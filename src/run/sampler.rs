@@ -394,13 +394,20 @@ impl<'a> Sampler<'a> {
             }
             let acc = &mut st.threads[t];
             for piece in st.scratch[t].iter_mut() {
-                st.interval.merge(&piece.rec);
                 acc.units += piece.units;
                 acc.handed_units += piece.units;
                 acc.prim += piece.rec.prim_ops();
                 acc.end_raw = acc.end_raw.max(piece.raw);
                 acc.has = true;
-                piece.rec.reset();
+                if st.interval.is_empty() {
+                    // Adopt the piece as the interval and hand the worker the emptied
+                    // interval recorder: no copy and no clearing of whole histograms.
+                    st.interval.allocate_kinds_of(&piece.rec);
+                    std::mem::swap(&mut st.interval, &mut piece.rec);
+                } else {
+                    st.interval.merge(&piece.rec);
+                    piece.rec.reset();
+                }
             }
             let mut mb = lock(mailbox);
             mb.spares.extend(st.scratch[t].drain(..).map(|p| p.rec));
