@@ -5,6 +5,6 @@ cd "$(dirname "$0")/.."
 cargo build --release
 bench/harness.sh 7
 bench/scaling.sh 9 3 2 workloads/mixed.lua
-cargo bench --bench sampler -- 300 0.3
+cargo bench --bench sampler -- 1000 0.3
 bench/sampler.sh 41 2
 if command -v valgrind >/dev/null; then bench/sampler-instructions.sh 500000; fi

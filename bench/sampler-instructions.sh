@@ -26,12 +26,16 @@ profile() { # name, extra kvmark flags...
 }
 # Inclusive instructions of the first function matching $2 in profile $1.
 ir() { awk -v pat="$2" '$0 ~ pat && $1 ~ /^[0-9,]+$/ {gsub(",", "", $1); print $1; exit}' "$out/$1.txt"; }
+# Calls of the workload's chunk runner: the worker's chunk count.
+chunks() { grep -m1 -E "=> .*Program>::run \(" "$out/$1.txt" | sed -E 's/.*\(([0-9,]+)x\).*/\1/; s/,//g'; }
 
 profile plain --report "tsv:$out/plain.tsv"
 profile sampled --timeline "$interval" --report "tsv:$out/sampled.tsv,timeline:$out/tl.tsv,hdr:$out/hdr"
 samples=$(awk -F'\t' '$8=="wu_per_s"' "$out/tl.tsv" | wc -l)
 wp=$(ir plain 'run::crew::worker'); ws=$(ir sampled 'run::crew::worker'); ss=$(ir sampled 'sampler::Sampler::run')
 ho=$(ir sampled 'live::Live::hand_over'); ho=${ho:-0}
+echo "chunks of units: $(chunks plain) without sampling, $(chunks sampled) with (the adaptive chunk size"
+echo "follows wall time, which valgrind stretches unevenly; each chunk costs one Lua call)"
 awk -v u="$units" -v wp="$wp" -v ws="$ws" -v ss="$ss" -v n="$samples" -v ho="$ho" 'BEGIN {
   printf "worker thread, %d units: %d instructions without sampling, %d with (%d samples): ratio %.4f\n", u, wp, ws, n, ws / wp
   printf "worker instructions per unit: %.1f without, %.1f with\n", wp / u, ws / u
