@@ -487,6 +487,47 @@ impl SortedInserts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::oplog::write_op;
+    use crate::workload::spec::{plan, schema};
+    use std::collections::HashSet;
+
+    fn plan_of(json: &str) -> Arc<Plan> {
+        Arc::new(plan::build(&schema::parse(json).unwrap(), "t").unwrap())
+    }
+
+    /// Thread `t` of `threads`' whole stream, as log bytes.
+    fn stream(plan: &Arc<Plan>, seed: u64, t: usize, threads: usize) -> Vec<u8> {
+        let mut g = Generator::new(Arc::clone(plan), t, threads, seed);
+        let mut out = Vec::new();
+        for p in 0..g.phase_count() {
+            g.enter(p).unwrap();
+            while let Some(op) = g.next_op().unwrap() {
+                write_op(&mut out, &op).unwrap();
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn each_thread_stream_is_a_function_of_seed_and_thread() {
+        let plan = plan_of(
+            r#"{"sections": [{"key_len": 12, "val_len": 8, "groups": [
+                {"inserts": {"op_count": 3000}},
+                {"inserts": {"op_count": 3000}, "point_queries": {"op_count": 2000},
+                 "point_deletes": {"op_count": 500}, "empty_point_queries": {"op_count": 500}}]}]}"#,
+        );
+        let streams: Vec<Vec<u8>> = (0..3).map(|t| stream(&plan, 9, t, 3)).collect();
+        assert_eq!(streams[1], stream(&plan, 9, 1, 3), "same seed and thread, same bytes");
+        assert_ne!(streams[1], stream(&plan, 10, 1, 3));
+        let mut inserted = HashSet::new();
+        for s in &streams {
+            for line in s.split(|&b| b == b'\n').filter(|l| l.starts_with(b"I ")) {
+                let key = line.split(|&b| b == b' ').nth(1).unwrap().to_vec();
+                assert!(inserted.insert(key), "threads never insert the same key");
+            }
+        }
+        assert_eq!(inserted.len(), 6000, "the threads' shares add up to the spec's counts");
+    }
 
     #[test]
     fn thread_counts_split_exactly() {
