@@ -14,9 +14,10 @@ use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::keys::{IdSlice, KeyCodec};
-use super::live::{LiveSet, displace};
+use super::live::{IdSource, LiveSet};
 use super::plan::{Plan, RangeSize, SpecOp};
 use super::schema::RangeFormat;
+use super::sorted::displace;
 use super::strings::{CharPools, Str, mix64};
 use super::values::{ValueGen, Values};
 use crate::workload::Budget;
@@ -160,7 +161,8 @@ impl Generator {
             // Sorted groups insert ids out of the order they are handed out, so their
             // sections list live ids from the start.
             let dense = !sec.groups.iter().any(|g| g.sorted.is_some());
-            let mut live = LiveSet::new(sec.ordered, sec.hot_classes, dense);
+            let narrow = codec.as_ref().is_some_and(KeyCodec::is_narrow);
+            let mut live = LiveSet::new(sec.ordered, narrow, sec.hot_classes, dense);
             let mine = thread_counts(&[sec.inserts], self.thread, self.threads)[0];
             live.reserve(usize::try_from(mine).unwrap_or(0));
             self.section = Some(SectionState {
@@ -284,12 +286,13 @@ impl Generator {
                 None => ids.fresh().ok_or_else(exhausted)?,
             };
             let hot = codec.render(id, chars, key);
-            let order = if sec.live.is_ordered() {
-                codec.order(id, chars, scratch)
-            } else {
-                0
+            let mut src = Src {
+                codec,
+                ids,
+                chars,
+                scratch,
             };
-            sec.live.insert(id, hot, order);
+            sec.live.insert(id, hot, &mut src);
             let val = values.make(op.val.as_ref().expect("inserts have values"), chars, rng);
             return Ok(Some((Op::Insert { key, val }, plain)));
         }
@@ -305,11 +308,13 @@ impl Generator {
 
         // Everything else starts from a live key.
         let codec = sec.codec.as_ref().expect("sections with live keys have a key space");
-        let picked = {
-            let mut order_of = |id: u64| codec.order(id, chars, scratch);
-            let ids = sec.ids.as_ref().expect("sections with live keys hand out ids");
-            sec.live.pick(&mut op.sel, op.hot, rng, &mut order_of, &|i| ids.nth(i))
+        let mut src = Src {
+            codec,
+            ids: sec.ids.as_ref().expect("sections with live keys hand out ids"),
+            chars,
+            scratch,
         };
+        let picked = sec.live.pick(&mut op.sel, op.hot, rng, &mut src);
         let Some(p) = picked else {
             *skipped += 1;
             return Ok(Some((Op::Skip, false)));
@@ -326,14 +331,7 @@ impl Generator {
             }
             SpecOp::PointQuery => Op::Get { key },
             SpecOp::PointDelete => {
-                let order = if sec.live.is_ordered() {
-                    codec.order(p.id, chars, scratch)
-                } else {
-                    0
-                };
-                let ids = sec.ids.as_ref().expect("ids");
-                sec.live.remove(p, order, &|i| ids.nth(i));
-                sec.live.maybe_compact(&mut |id| codec.order(id, chars, scratch));
+                sec.live.remove(p, &mut src);
                 Op::Delete { key }
             }
             SpecOp::RangeQuery | SpecOp::RangeDelete => {
@@ -352,13 +350,13 @@ impl Generator {
                         limit: count,
                     }
                 } else {
-                    let start = codec.order(p.id, chars, scratch);
-                    let mut stop = sec.live.order_after(start, count);
+                    let start = src.order(p.id);
+                    let mut stop = sec.live.order_after(start, count, &mut src);
                     if *threads > 1 {
                         // Stay inside this thread's slice, so no other thread's keys are
                         // touched (their live sets would not know).
                         let cap = u128::from(codec.capacity());
-                        let slice_end = start / cap * cap + u128::from(sec.ids.as_ref().expect("ids").bounds().1);
+                        let slice_end = start / cap * cap + u128::from(src.ids.bounds().1);
                         stop = Some(stop.map_or(slice_end, |s| s.min(slice_end)));
                     }
                     end.clear();
@@ -367,9 +365,7 @@ impl Generator {
                         None => end.push(0xff),
                     }
                     if op.kind == SpecOp::RangeDelete {
-                        let ids = sec.ids.as_ref().expect("ids");
-                        sec.live.remove_range(start, stop.unwrap_or(u128::MAX), &|i| ids.nth(i));
-                        sec.live.maybe_compact(&mut |id| codec.order(id, chars, scratch));
+                        sec.live.remove_range(start, stop.unwrap_or(u128::MAX), &mut src);
                         Op::DeleteRange { lo: key, hi: end }
                     } else {
                         Op::Scan {
@@ -388,6 +384,26 @@ impl Generator {
     /// The group's path, for messages.
     pub fn group_path(&self) -> &str {
         self.group.as_ref().map_or("", |g| &g.path)
+    }
+}
+
+/// A section's key space as the live set sees it.
+struct Src<'a> {
+    codec: &'a KeyCodec,
+    ids: &'a IdSlice,
+    chars: &'a CharPools,
+    scratch: &'a mut Vec<u8>,
+}
+
+impl IdSource for Src<'_> {
+    #[inline]
+    fn nth(&self, i: u64) -> u64 {
+        self.ids.nth(i)
+    }
+
+    #[inline]
+    fn order(&mut self, id: u64) -> u128 {
+        self.codec.order(id, self.chars, self.scratch)
     }
 }
 

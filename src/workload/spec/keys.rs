@@ -121,6 +121,12 @@ impl KeyCodec {
         self.ordered_bytes.is_some()
     }
 
+    /// True when order values are the ids themselves (no varying part before them),
+    /// so they fit in 64 bits.
+    pub fn is_narrow(&self) -> bool {
+        self.ordered_bytes == Some(0)
+    }
+
     /// True when a key can be parsed back to its id (a fixed-width part before it).
     pub fn is_decodable(&self) -> bool {
         self.pre_template.is_some()
@@ -163,9 +169,12 @@ impl KeyCodec {
     /// The order value of `id`'s key (ordered key spaces only): keys compare like
     /// their order values.
     pub fn order(&self, id: u64, pools: &CharPools, scratch: &mut Vec<u8>) -> u128 {
-        let Some(template) = &self.pre_template else {
+        let (Some(template), Some(varying)) = (&self.pre_template, self.ordered_bytes) else {
             return u128::from(id);
         };
+        if varying == 0 {
+            return u128::from(id);
+        }
         scratch.clear();
         let mut rng = SplitMix64::seed_from_u64(self.salt ^ mix64(id));
         for p in &self.pre {

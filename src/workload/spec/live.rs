@@ -13,8 +13,10 @@
 //!
 //! Sections with range deletes or start-end ranges also keep the live keys' order
 //! values in a B-tree, to find the key `count` places after a start key and to remove a
-//! whole range at once. Slots of range-deleted keys are found dead lazily, when a draw
-//! lands on one.
+//! whole range at once. The tree is built at the first range operation, in one pass
+//! from sorted values (full nodes), and holds 8-byte values when the key has no
+//! varying part before its id. Slots of range-deleted keys are found dead lazily, when
+//! a draw lands on one.
 //!
 //! With `hot_probability` in use, keys with and without a hot prefix are kept in two
 //! vectors so an operation can pick from either.
@@ -30,6 +32,14 @@ const DEAD: u64 = u64::MAX;
 
 /// Draws on dead slots tolerated before compacting.
 const MAX_MISSES: u32 = 64;
+
+/// What a live set needs to know about ids it does not store.
+pub trait IdSource {
+    /// The `i`-th id the thread handed out.
+    fn nth(&self, i: u64) -> u64;
+    /// The order value of an id's key.
+    fn order(&mut self, id: u64) -> u128;
+}
 
 /// Live ids in insertion order.
 #[derive(Debug, Default)]
@@ -47,9 +57,91 @@ impl Slots {
     }
 
     /// Writes a dense vector out (before the first delete).
-    fn materialise(&mut self, id_of: &dyn Fn(u64) -> u64) {
+    fn materialise(&mut self, src: &dyn IdSource) {
         if let Some(n) = self.dense.take() {
-            self.ids = (0..n).map(id_of).collect();
+            self.ids = (0..n).map(|i| src.nth(i)).collect();
+        }
+    }
+
+    fn live_ids<'a>(&'a self, src: &'a dyn IdSource) -> Box<dyn Iterator<Item = u64> + 'a> {
+        match self.dense {
+            Some(n) => Box::new((0..n).map(|i| src.nth(i))),
+            None => Box::new(self.ids.iter().copied().filter(|&id| id != DEAD)),
+        }
+    }
+}
+
+/// Order values of the live keys.
+#[derive(Debug)]
+enum Index {
+    /// Values below 2^64.
+    Narrow(BTreeSet<u64>),
+    /// Any value.
+    Wide(BTreeSet<u128>),
+}
+
+impl Index {
+    fn build(mut values: Vec<u128>, narrow: bool) -> Index {
+        values.sort_unstable();
+        if narrow {
+            Index::Narrow(values.into_iter().map(|v| v as u64).collect())
+        } else {
+            Index::Wide(values.into_iter().collect())
+        }
+    }
+
+    fn insert(&mut self, v: u128) {
+        match self {
+            Index::Narrow(s) => s.insert(v as u64),
+            Index::Wide(s) => s.insert(v),
+        };
+    }
+
+    fn remove(&mut self, v: u128) {
+        match self {
+            Index::Narrow(s) => s.remove(&(v as u64)),
+            Index::Wide(s) => s.remove(&v),
+        };
+    }
+
+    fn contains(&self, v: u128) -> bool {
+        match self {
+            Index::Narrow(s) => s.contains(&(v as u64)),
+            Index::Wide(s) => s.contains(&v),
+        }
+    }
+
+    fn nth_from(&self, from: u128, n: usize) -> Option<u128> {
+        match self {
+            Index::Narrow(s) => {
+                let from = u64::try_from(from).ok()?;
+                s.range(from..).nth(n).map(|&v| u128::from(v))
+            }
+            Index::Wide(s) => s.range(from..).nth(n).copied(),
+        }
+    }
+
+    /// Removes the values in [lo, hi); returns how many.
+    fn remove_range(&mut self, lo: u128, hi: u128) -> u64 {
+        match self {
+            Index::Narrow(s) => {
+                let Ok(lo) = u64::try_from(lo) else {
+                    return 0;
+                };
+                let hi = u64::try_from(hi).unwrap_or(u64::MAX);
+                let doomed: Vec<u64> = s.range(lo..hi).copied().collect();
+                doomed.iter().for_each(|v| {
+                    s.remove(v);
+                });
+                doomed.len() as u64
+            }
+            Index::Wide(s) => {
+                let doomed: Vec<u128> = s.range(lo..hi).copied().collect();
+                doomed.iter().for_each(|v| {
+                    s.remove(v);
+                });
+                doomed.len() as u64
+            }
         }
     }
 }
@@ -67,16 +159,22 @@ pub struct Picked {
 #[derive(Debug)]
 pub struct LiveSet {
     classes: Vec<Slots>,
-    index: Option<BTreeSet<u128>>,
+    /// Whether the section needs the order index, and if its values fit 64 bits.
+    ordered: bool,
+    narrow: bool,
+    index: Option<Index>,
     live: u64,
-    /// Keys removed from the index whose slots are not marked yet.
+    /// Keys removed by range deletes whose slots are not marked yet.
     unmarked: u64,
+    /// A range delete happened: picks must check the index.
+    range_deleted: bool,
 }
 
 impl LiveSet {
-    /// An empty set; `ordered` keeps the order index, `hot_classes` two vectors,
-    /// `dense` starts dense (inserts will take ids in the order they are handed out).
-    pub fn new(ordered: bool, hot_classes: bool, dense: bool) -> LiveSet {
+    /// An empty set. `ordered` will keep the order index (`narrow`: values fit 64
+    /// bits), `hot_classes` keeps two vectors, `dense` starts dense (inserts take ids
+    /// in the order they are handed out).
+    pub fn new(ordered: bool, narrow: bool, hot_classes: bool, dense: bool) -> LiveSet {
         let dense = dense && !hot_classes;
         LiveSet {
             classes: (0..if hot_classes { 2 } else { 1 })
@@ -85,9 +183,12 @@ impl LiveSet {
                     ..Slots::default()
                 })
                 .collect(),
-            index: ordered.then(BTreeSet::new),
+            ordered,
+            narrow,
+            index: None,
             live: 0,
             unmarked: 0,
+            range_deleted: false,
         }
     }
 
@@ -108,14 +209,9 @@ impl LiveSet {
         self.live == 0
     }
 
-    /// True when the set keeps order values.
-    pub fn is_ordered(&self) -> bool {
-        self.index.is_some()
-    }
-
-    /// Adds a fresh id (with its order value when ordered).
+    /// Adds a fresh id.
     #[inline]
-    pub fn insert(&mut self, id: u64, hot: bool, order: u128) {
+    pub fn insert(&mut self, id: u64, hot: bool, src: &mut dyn IdSource) {
         let class = if self.classes.len() == 2 { usize::from(hot) } else { 0 };
         let slots = &mut self.classes[class];
         match &mut slots.dense {
@@ -123,29 +219,26 @@ impl LiveSet {
             None => slots.ids.push(id),
         }
         if let Some(ix) = &mut self.index {
-            ix.insert(order);
+            ix.insert(src.order(id));
         }
         self.live += 1;
     }
 
     /// Picks a live key: from the hot class with probability `hot` (when given and
-    /// both classes exist), then at the position `sel` draws. `order_of` gives an id's
-    /// order value (used only by ordered sets, to skip range-deleted keys); `id_of`
-    /// the id at a position of a dense set.
+    /// both classes exist), then at the position `sel` draws.
     pub fn pick<R: Rng + ?Sized>(
         &mut self,
         sel: &mut Selector,
         hot: Option<f64>,
         rng: &mut R,
-        order_of: &mut dyn FnMut(u64) -> u128,
-        id_of: &dyn Fn(u64) -> u64,
+        src: &mut dyn IdSource,
     ) -> Option<Picked> {
         if self.live == 0 {
             return None;
         }
         for attempt in 0..2 * MAX_MISSES {
             if attempt == MAX_MISSES {
-                self.compact(order_of);
+                self.compact(src);
             }
             let class = self.choose_class(hot, rng);
             let slots = &mut self.classes[class];
@@ -159,15 +252,16 @@ impl LiveSet {
                 return Some(Picked {
                     class,
                     slot,
-                    id: id_of(slot as u64),
+                    id: src.nth(slot as u64),
                 });
             }
             let id = slots.ids[slot];
             if id == DEAD {
                 continue;
             }
-            if let Some(ix) = &self.index
-                && !ix.contains(&order_of(id))
+            if self.range_deleted
+                && let Some(ix) = &self.index
+                && !ix.contains(src.order(id))
             {
                 slots.ids[slot] = DEAD;
                 slots.dead += 1;
@@ -193,139 +287,74 @@ impl LiveSet {
     }
 
     /// Removes a picked key (a point delete).
-    pub fn remove(&mut self, p: Picked, order: u128, id_of: &dyn Fn(u64) -> u64) {
+    pub fn remove(&mut self, p: Picked, src: &mut dyn IdSource) {
         let slots = &mut self.classes[p.class];
-        slots.materialise(id_of);
+        slots.materialise(src);
         debug_assert_eq!(slots.ids[p.slot], p.id);
         slots.ids[p.slot] = DEAD;
         slots.dead += 1;
         if let Some(ix) = &mut self.index {
-            ix.remove(&order);
+            ix.remove(src.order(p.id));
         }
         self.live -= 1;
+        self.maybe_compact(src);
+    }
+
+    /// Builds the order index from the live keys, if the section keeps one and it
+    /// is not built yet.
+    fn ensure_index(&mut self, src: &mut dyn IdSource) -> Option<&mut Index> {
+        if self.ordered && self.index.is_none() {
+            let ids: Vec<u64> = self.classes.iter().flat_map(|c| c.live_ids(src)).collect();
+            let values = ids.into_iter().map(|id| src.order(id)).collect();
+            self.index = Some(Index::build(values, self.narrow));
+        }
+        self.index.as_mut()
     }
 
     /// The order value `count` live keys after `from` (at or after it), if any.
-    pub fn order_after(&self, from: u128, count: u64) -> Option<u128> {
-        let ix = self.index.as_ref()?;
-        ix.range(from..).nth(usize::try_from(count).ok()?).copied()
+    pub fn order_after(&mut self, from: u128, count: u64, src: &mut dyn IdSource) -> Option<u128> {
+        self.ensure_index(src)?.nth_from(from, usize::try_from(count).ok()?)
     }
 
     /// Removes every live key with order value in [lo, hi); returns how many.
-    pub fn remove_range(&mut self, lo: u128, hi: u128, id_of: &dyn Fn(u64) -> u64) -> u64 {
-        for c in &mut self.classes {
-            c.materialise(id_of);
-        }
-        let Some(ix) = &mut self.index else {
-            return 0;
-        };
+    pub fn remove_range(&mut self, lo: u128, hi: u128, src: &mut dyn IdSource) -> u64 {
         if lo >= hi {
             return 0;
         }
-        let doomed: Vec<u128> = ix.range(lo..hi).copied().collect();
-        for o in &doomed {
-            ix.remove(o);
+        for c in &mut self.classes {
+            c.materialise(src);
         }
-        let n = doomed.len() as u64;
+        let Some(ix) = self.ensure_index(src) else {
+            return 0;
+        };
+        let n = ix.remove_range(lo, hi);
+        self.range_deleted = true;
         self.live -= n;
         self.unmarked += n;
+        self.maybe_compact(src);
         n
     }
 
     /// Compacts when dead slots are more than half of all slots.
-    pub fn maybe_compact(&mut self, order_of: &mut dyn FnMut(u64) -> u128) {
+    fn maybe_compact(&mut self, src: &mut dyn IdSource) {
         let slots: u64 = self.classes.iter().map(Slots::len).sum();
         let dead: u64 = self.classes.iter().map(|c| c.dead).sum::<u64>() + self.unmarked;
         if slots >= 1024 && dead * 2 > slots {
-            self.compact(order_of);
+            self.compact(src);
         }
     }
 
     /// Drops dead slots, keeping insertion order.
-    fn compact(&mut self, order_of: &mut dyn FnMut(u64) -> u128) {
+    fn compact(&mut self, src: &mut dyn IdSource) {
         let index = &self.index;
+        let check = self.range_deleted;
         for c in self.classes.iter_mut().filter(|c| c.dense.is_none()) {
             c.ids
-                .retain(|&id| id != DEAD && index.as_ref().is_none_or(|ix| ix.contains(&order_of(id))));
+                .retain(|&id| id != DEAD && (!check || index.as_ref().is_none_or(|ix| ix.contains(src.order(id)))));
             c.dead = 0;
         }
         self.unmarked = 0;
     }
-}
-
-/// Reorders sorted `items` so that `k` entries are out of place and none moves more
-/// than `l` positions; the farthest moves exactly `l` when k >= 2 (K-L sortedness).
-///
-/// Entries move by swaps of two untouched positions at most `l` apart (both then out
-/// of place), plus one rotation of three when `k` is odd. Swaps are placed at random;
-/// if random placement stalls (k close to n), a left-to-right sweep pairs what is left.
-/// An odd `k` with `l` = 1, and a `k` the sweep cannot reach, round down.
-pub fn displace<T, R: Rng + ?Sized>(items: &mut [T], k: usize, l: usize, rng: &mut R) {
-    let n = items.len();
-    let l = l.min(n.saturating_sub(1));
-    if n < 2 || k < 2 || l == 0 {
-        return;
-    }
-    let mut k = k.min(n);
-    let mut touched = vec![false; n];
-    // The first move sets the maximum displacement to exactly l.
-    let i = rng.random_range(0..n - l);
-    if k % 2 == 1 && l >= 2 {
-        let j = rng.random_range(i + 1..i + l);
-        // old[i+l] -> i, old[i] -> j, old[j] -> i+l.
-        items.swap(i, i + l);
-        items.swap(j, i + l);
-        for p in [i, j, i + l] {
-            touched[p] = true;
-        }
-        k -= 3;
-    } else {
-        items.swap(i, i + l);
-        touched[i] = true;
-        touched[i + l] = true;
-        k -= 2;
-        k -= k % 2;
-    }
-    let mut attempts = 20 * (k / 2) + 1000;
-    while k >= 2 && attempts > 0 {
-        attempts -= 1;
-        let i = rng.random_range(0..n - 1);
-        let j = i + rng.random_range(1..=l);
-        if j < n && !touched[i] && !touched[j] {
-            items.swap(i, j);
-            touched[i] = true;
-            touched[j] = true;
-            k -= 2;
-        }
-    }
-    let mut i = 0;
-    while k >= 2 && i < n {
-        if !touched[i]
-            && let Some(j) = (i + 1..=(i + l).min(n - 1)).find(|&j| !touched[j])
-        {
-            items.swap(i, j);
-            touched[i] = true;
-            touched[j] = true;
-            k -= 2;
-        }
-        i += 1;
-    }
-}
-
-/// Measures K (entries out of place, as a count) and L (largest displacement) of a
-/// sequence of distinct values.
-pub fn measure_kl<T: Ord>(items: &[T]) -> (usize, usize) {
-    let mut order: Vec<usize> = (0..items.len()).collect();
-    order.sort_by(|&a, &b| items[a].cmp(&items[b]));
-    let mut k = 0;
-    let mut l = 0;
-    for (rank, &pos) in order.iter().enumerate() {
-        if rank != pos {
-            k += 1;
-            l = l.max(rank.abs_diff(pos));
-        }
-    }
-    (k, l)
 }
 
 #[cfg(test)]
@@ -335,56 +364,56 @@ mod tests {
     use rand::SeedableRng;
     use rand_xoshiro::Xoshiro256PlusPlus;
 
-    #[test]
-    fn kl_displacement_is_measured_back() {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(4);
-        for (n, k, l) in [
-            (10_000, 100, 1000),
-            (10_000, 101, 7),
-            (1000, 500, 3),
-            (1000, 1000, 50),
-            (50, 2, 1),
-        ] {
-            let mut v: Vec<u32> = (0..n as u32).collect();
-            displace(&mut v, k, l, &mut rng);
-            let (mk, ml) = measure_kl(&v);
-            assert_eq!(ml, l, "n {n} k {k} l {l}");
-            // Exact, except that pairing every entry may leave a few isolated ones.
-            assert!(
-                mk == k || (k == n && mk * 100 >= n * 95),
-                "n {n} k {k} l {l}: measured {mk}"
-            );
+    /// Ids are slot numbers, order values are ids.
+    struct Identity;
+    impl IdSource for Identity {
+        fn nth(&self, i: u64) -> u64 {
+            i
         }
-        let mut v: Vec<u32> = (0..100).collect();
-        displace(&mut v, 0, 10, &mut rng);
-        assert_eq!(measure_kl(&v), (0, 0));
+        fn order(&mut self, id: u64) -> u128 {
+            u128::from(id)
+        }
     }
 
     #[test]
     fn deleted_keys_are_never_picked() {
-        let mut live = LiveSet::new(true, false, true);
-        let id_of = |slot: u64| slot;
-        for id in 0..1000u64 {
-            live.insert(id, false, u128::from(id));
+        for narrow in [true, false] {
+            let mut live = LiveSet::new(true, narrow, false, true);
+            for id in 0..1000u64 {
+                live.insert(id, false, &mut Identity);
+            }
+            let mut sel = Selector::new(Some(&Dist::zipf(None, None, false).unwrap())).unwrap();
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+            // Point-delete 100 picks (mostly the hottest), then range-delete [200, 700).
+            let mut deleted = std::collections::HashSet::new();
+            for _ in 0..100 {
+                let p = live.pick(&mut sel, None, &mut rng, &mut Identity).unwrap();
+                assert!(deleted.insert(p.id), "a deleted key was picked again");
+                live.remove(p, &mut Identity);
+            }
+            let in_range = (200..700u64).filter(|id| !deleted.contains(id)).count() as u64;
+            assert_eq!(live.remove_range(200, 700, &mut Identity), in_range);
+            assert_eq!(live.len(), 1000 - 100 - in_range);
+            assert!(live.order_after(199, 1, &mut Identity).is_some_and(|o| o >= 700));
+            for _ in 0..10_000 {
+                let p = live.pick(&mut sel, None, &mut rng, &mut Identity).unwrap();
+                assert!(!(200..700).contains(&p.id), "range-deleted id {} picked", p.id);
+                assert!(!deleted.contains(&p.id), "point-deleted id {} picked", p.id);
+            }
         }
-        let mut sel = Selector::new(Some(&Dist::zipf(None, None, false).unwrap())).unwrap();
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
-        let mut order_of = |id: u64| u128::from(id);
-        // Point-delete 100 picks (mostly the hottest), then range-delete [200, 700).
-        let mut deleted = std::collections::HashSet::new();
-        for _ in 0..100 {
-            let p = live.pick(&mut sel, None, &mut rng, &mut order_of, &id_of).unwrap();
-            assert!(deleted.insert(p.id), "a deleted key was picked again");
-            live.remove(p, u128::from(p.id), &id_of);
+    }
+
+    #[test]
+    fn the_index_is_built_when_first_needed_and_kept_up() {
+        // Not dense: these ids are not handed out in `nth` order.
+        let mut live = LiveSet::new(true, true, false, false);
+        for id in (0..100u64).map(|i| i * 10) {
+            live.insert(id, false, &mut Identity);
         }
-        let in_range = (200..700u64).filter(|id| !deleted.contains(id)).count() as u64;
-        assert_eq!(live.remove_range(200, 700, &id_of), in_range);
-        assert_eq!(live.len(), 1000 - 100 - in_range);
-        assert!(live.order_after(199, 1).is_some_and(|o| o >= 700));
-        for _ in 0..10_000 {
-            let p = live.pick(&mut sel, None, &mut rng, &mut order_of, &id_of).unwrap();
-            assert!(!(200..700).contains(&p.id), "range-deleted id {} picked", p.id);
-            assert!(!deleted.contains(&p.id), "point-deleted id {} picked", p.id);
-        }
+        assert!(live.index.is_none(), "no range operation yet");
+        assert_eq!(live.order_after(15, 2, &mut Identity), Some(40));
+        live.insert(25, false, &mut Identity);
+        assert_eq!(live.order_after(15, 2, &mut Identity), Some(30));
+        assert_eq!(live.order_after(985, 1, &mut Identity), None);
     }
 }

@@ -4,9 +4,9 @@
 //! as an operation log (`kvmark gen`).
 //!
 //! The pieces: [`schema`] (the JSON as written), [`plan`] (inheritance and checks),
-//! [`section`] (key-space checks), [`strings`] and [`keys`] (string expressions and the key space), [`live`] (live
-//! keys and K-L sortedness), [`values`], [`generator`] (a thread's operation stream),
-//! and [`emit`] (`kvmark gen`).
+//! [`section`] (key-space checks), [`strings`] and [`keys`] (string expressions and
+//! the key space), [`live`] (live keys), [`sorted`] (K-L sortedness), [`values`],
+//! [`generator`] (a thread's operation stream) and [`emit`] (`kvmark gen`).
 
 pub mod emit;
 pub mod generator;
@@ -15,6 +15,7 @@ pub mod live;
 pub mod plan;
 pub mod schema;
 pub mod section;
+pub mod sorted;
 pub mod strings;
 pub mod values;
 
