@@ -40,6 +40,9 @@ pub struct KeyCodec {
     ordered_bytes: Option<u32>,
     salt: u64,
     digit_of: [u8; 256],
+    /// The whole key except the id digits, when nothing in it is random (most keys
+    /// of benchmarks: a constant prefix and the id), so rendering needs no generator.
+    fixed: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 /// Largest id width (in characters) whose ids fit in 64 bits.
@@ -93,6 +96,20 @@ impl KeyCodec {
             let varying = t.iter().filter(|b| b.is_none()).count() as u32;
             (varying * 8 + 64 - cap.leading_zeros() <= 128).then_some(varying)
         });
+        let literal = |parts: &[Str]| -> Option<Vec<u8>> {
+            let mut out = Vec::new();
+            for p in parts {
+                match p {
+                    Str::Lit(b) => out.extend_from_slice(b),
+                    _ => return None,
+                }
+            }
+            Some(out)
+        };
+        let fixed = match (literal(&pre), literal(&post), id_len.max_count()) {
+            (Some(a), Some(b), Some(max)) if max as usize <= id_digits => Some((a, b)),
+            _ => None,
+        };
         let mut digit_of = [u8::MAX; 256];
         for (i, &c) in charset_bytes(id_cs).iter().enumerate() {
             digit_of[c as usize] = i as u8;
@@ -108,6 +125,7 @@ impl KeyCodec {
             ordered_bytes,
             salt,
             digit_of,
+            fixed,
         })
     }
 
@@ -140,6 +158,12 @@ impl KeyCodec {
     /// Appends the key of `id` to `out`; returns true when it got a hot prefix.
     #[inline]
     pub fn render(&self, id: u64, pools: &CharPools, out: &mut Vec<u8>) -> bool {
+        if let Some((prefix, suffix)) = &self.fixed {
+            out.extend_from_slice(prefix);
+            self.push_digits(id, out);
+            out.extend_from_slice(suffix);
+            return false;
+        }
         let mut rng = SplitMix64::seed_from_u64(self.salt ^ mix64(id));
         let mut hot = false;
         for p in &self.pre {
@@ -244,11 +268,28 @@ fn spell<const B: u64>(id: u64, digits: usize, chars: &[u8], out: &mut Vec<u8>) 
     let start = out.len();
     out.resize(start + digits, 0);
     let mut x = id;
-    for slot in out[start..].iter_mut().rev() {
-        *slot = chars[(x % B) as usize];
+    let slots = &mut out[start..];
+    let mut i = slots.len();
+    if B == 10 {
+        // Two decimal digits per division.
+        while i >= 2 {
+            let pair = (x % 100) as usize;
+            x /= 100;
+            slots[i - 2..i].copy_from_slice(&DIGIT_PAIRS[2 * pair..2 * pair + 2]);
+            i -= 2;
+        }
+    }
+    while i > 0 {
+        slots[i - 1] = chars[(x % B) as usize];
         x /= B;
+        i -= 1;
     }
 }
+
+/// "00" to "99".
+const DIGIT_PAIRS: &[u8; 200] = b"00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
 
 /// Digits of the identity: as many as fit in 64 bits, but no more than its shortest
 /// length (a longer length is filled with random characters after the digits).
@@ -498,6 +539,27 @@ mod tests {
         let s = &slices[0];
         assert!(s.maybe_live(s.bounds().1), "another thread's id may be live");
         assert!(!s.maybe_live(9_999), "the remainder past the last slice is never used");
+    }
+
+    #[test]
+    fn constant_keys_spell_their_id() {
+        let expr = Str::Seq(vec![Str::Lit(b"user".to_vec()), chars(CharacterSet::Numeric, 19)]);
+        let codec = KeyCodec::new(expr, 1).unwrap();
+        let pools = CharPools::new(1);
+        for (id, want) in [
+            (1_234_567u64, &b"user0000000000001234567"[..]),
+            (9_999_999_999_999_999_999, b"user9999999999999999999"),
+            (0, b"user0000000000000000000"),
+        ] {
+            let mut k = Vec::new();
+            codec.render(id, &pools, &mut k);
+            assert_eq!(k, want);
+            assert_eq!(codec.decode(&k, &pools, &mut Vec::new()), Some(id));
+        }
+        let odd = KeyCodec::new(chars(CharacterSet::Numeric, 3), 1).unwrap();
+        let mut k = Vec::new();
+        odd.render(42, &pools, &mut k);
+        assert_eq!(k, b"042");
     }
 
     #[test]
