@@ -525,6 +525,18 @@ fn malformed_specs_name_the_path_and_exit_2() {
         ),
         (r#"{"compression_ratio": 0, "sections": []}"#, &["compression_ratio"]),
         (
+            r#"{"sections": [{"key_len": 4, "val_len": 1e12, "groups": [{"inserts": {"op_count": 1}}]}]}"#,
+            &["sections[0].val_len", "at most"],
+        ),
+        (
+            r#"{"sections": [{"key_len": 4, "val_len": 1, "groups": [{"duration": 1e300, "inserts": {"op_count": 1}}]}]}"#,
+            &["groups[0].duration", "at most"],
+        ),
+        (
+            r#"{"sections": [{"key_len": 4, "val_len": 1, "groups": [{"inserts": {"op_count": 1e18}}]}]}"#,
+            &["sections[0].groups[0]", "more than"],
+        ),
+        (
             r#"{"sections": [{"key_len": 4, "val_len": {"latest": {}}, "groups": [{"inserts": {"op_count": 1}}]}]}"#,
             &["val_len", "latest"],
         ),

@@ -50,7 +50,6 @@ struct SectionState {
 }
 
 struct GroupState {
-    path: String,
     ops: Vec<OpState>,
     /// Operations left per kind (count-bounded), or the mix's weights (timed).
     left: Vec<u64>,
@@ -217,7 +216,6 @@ impl Generator {
             }
         });
         self.group = Some(GroupState {
-            path: group.path.clone(),
             left_total: left.iter().sum(),
             left,
             ops,
@@ -379,11 +377,6 @@ impl Generator {
             SpecOp::Insert | SpecOp::EmptyPointQuery | SpecOp::EmptyPointDelete => unreachable!("handled above"),
         };
         Ok(Some((op_out, plain)))
-    }
-
-    /// The group's path, for messages.
-    pub fn group_path(&self) -> &str {
-        self.group.as_ref().map_or("", |g| &g.path)
     }
 }
 

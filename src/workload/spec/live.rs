@@ -121,28 +121,29 @@ impl Index {
         }
     }
 
-    /// Removes the values in [lo, hi); returns how many.
-    fn remove_range(&mut self, lo: u128, hi: u128) -> u64 {
+    /// Removes the values in [lo, hi); returns how many. `doomed` is scratch space,
+    /// kept between calls so a range delete allocates nothing once it has grown.
+    fn remove_range(&mut self, lo: u128, hi: u128, doomed: &mut Vec<u128>) -> u64 {
+        doomed.clear();
         match self {
             Index::Narrow(s) => {
                 let Ok(lo) = u64::try_from(lo) else {
                     return 0;
                 };
                 let hi = u64::try_from(hi).unwrap_or(u64::MAX);
-                let doomed: Vec<u64> = s.range(lo..hi).copied().collect();
-                doomed.iter().for_each(|v| {
-                    s.remove(v);
-                });
-                doomed.len() as u64
+                doomed.extend(s.range(lo..hi).map(|&v| u128::from(v)));
+                for v in doomed.iter() {
+                    s.remove(&(*v as u64));
+                }
             }
             Index::Wide(s) => {
-                let doomed: Vec<u128> = s.range(lo..hi).copied().collect();
-                doomed.iter().for_each(|v| {
+                doomed.extend(s.range(lo..hi).copied());
+                for v in doomed.iter() {
                     s.remove(v);
-                });
-                doomed.len() as u64
+                }
             }
         }
+        doomed.len() as u64
     }
 }
 
@@ -168,6 +169,8 @@ pub struct LiveSet {
     unmarked: u64,
     /// A range delete happened: picks must check the index.
     range_deleted: bool,
+    /// Scratch for range deletes.
+    doomed: Vec<u128>,
 }
 
 impl LiveSet {
@@ -189,6 +192,7 @@ impl LiveSet {
             live: 0,
             unmarked: 0,
             range_deleted: false,
+            doomed: Vec::new(),
         }
     }
 
@@ -324,10 +328,12 @@ impl LiveSet {
         for c in &mut self.classes {
             c.materialise(src);
         }
-        let Some(ix) = self.ensure_index(src) else {
-            return 0;
+        let mut doomed = std::mem::take(&mut self.doomed);
+        let n = match self.ensure_index(src) {
+            Some(ix) => ix.remove_range(lo, hi, &mut doomed),
+            None => 0,
         };
-        let n = ix.remove_range(lo, hi);
+        self.doomed = doomed;
         self.range_deleted = true;
         self.live -= n;
         self.unmarked += n;

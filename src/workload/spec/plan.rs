@@ -169,6 +169,12 @@ impl Plan {
     }
 }
 
+/// Most operations in one group (far beyond any run, far below overflow).
+const MAX_OPS: u64 = 1 << 50;
+
+/// Longest group duration, in seconds (a year).
+const MAX_DURATION: f64 = 365.0 * 24.0 * 3600.0;
+
 /// Converts a number expression, validating its distribution.
 pub fn num_expr(e: &NumberExpr) -> Result<NumExpr, String> {
     match e {
@@ -476,10 +482,17 @@ fn group(g: &GroupSpec, scope: &Scope, path: &str, name: String) -> Result<Group
         });
     }
 
-    let total: u64 = ops.iter().map(|o| o.count).sum();
+    let total = ops
+        .iter()
+        .try_fold(0u64, |acc, o| acc.checked_add(o.count).filter(|&t| t <= MAX_OPS))
+        .ok_or_else(|| format!("{path}: more than {MAX_OPS} operations in one group"))?;
     let budget = match g.duration {
-        Some(d) if d.is_finite() && d > 0.0 => Budget::Secs(d),
-        Some(d) => return Err(format!("{path}.duration: give a positive number of seconds, got {d}")),
+        Some(d) if d.is_finite() && d > 0.0 && d <= MAX_DURATION => Budget::Secs(d),
+        Some(d) => {
+            return Err(format!(
+                "{path}.duration: give a positive number of seconds (at most {MAX_DURATION}), got {d}"
+            ));
+        }
         None => Budget::Ops(total),
     };
     if total == 0 {

@@ -85,6 +85,10 @@ pub struct CharPools {
     pools: [Vec<u8>; 3],
 }
 
+/// Longest string kvmark renders (keys, values, filler). Lengths drawn above it are
+/// cut to it; expressions whose smallest length exceeds it are refused.
+pub const MAX_STRING_BYTES: usize = 64 << 20;
+
 /// Bytes in each character pool: long enough that slices at random offsets rarely
 /// repeat, small enough to stay in cache.
 const POOL_BYTES: usize = 1 << 16;
@@ -113,7 +117,7 @@ impl CharPools {
     #[inline]
     pub fn push<R: Rng + ?Sized>(&self, cs: CharacterSet, n: usize, rng: &mut R, out: &mut Vec<u8>) {
         let pool = &self.pools[cs_index(cs)];
-        let mut left = n;
+        let mut left = n.min(MAX_STRING_BYTES);
         while left > 0 {
             let take = left.min(POOL_BYTES / 2);
             let off = rng.random_range(0..=POOL_BYTES - take);
@@ -131,6 +135,9 @@ impl Str {
             StringExpr::Const(s) => Str::Lit(s.as_bytes().to_vec()),
             StringExpr::Uniform(u) => {
                 let len = super::plan::num_expr(&u.len).map_err(|e| format!("uniform.len: {e}"))?;
+                if len.min_count().is_some_and(|m| m > MAX_STRING_BYTES as u64) {
+                    return Err(format!("uniform.len: strings are at most {MAX_STRING_BYTES} bytes"));
+                }
                 Str::Chars {
                     cs: u.character_set.unwrap_or(cs),
                     len,
@@ -232,36 +239,12 @@ impl Str {
             _ => false,
         }
     }
-
-    /// How many distinct strings it can make, saturating (None: more than u64).
-    pub fn distinct(&self) -> Option<u64> {
-        match self {
-            Str::Lit(_) => Some(1),
-            Str::Chars { cs, len } => {
-                let b = charset_bytes(*cs).len() as u64;
-                let max = len.max_count()?;
-                let mut total: u64 = 0;
-                let mut term: u64 = 1;
-                let min = len.min_count().unwrap_or(0);
-                for l in 0..=max {
-                    if l >= min {
-                        total = total.checked_add(term)?;
-                    }
-                    term = term.checked_mul(b)?;
-                }
-                Some(total)
-            }
-            Str::Weighted { alts, .. } => alts.iter().try_fold(0u64, |acc, a| acc.checked_add(a.distinct()?)),
-            Str::Seq(parts) => parts.iter().try_fold(1u64, |acc, p| acc.checked_mul(p.distinct()?)),
-            Str::Hot(h) => (charset_bytes(h.cs).len() as u64).checked_pow(h.len as u32),
-        }
-    }
 }
 
 impl HotPrefix {
     fn new(len: u64, amount: u64, probability: f64, cs: CharacterSet, seed: u64) -> Result<Self, String> {
-        if len == 0 {
-            return Err("hot_range.len must be at least 1".into());
+        if !(1..=4096).contains(&len) {
+            return Err(format!("hot_range.len must be from 1 to 4096, got {len}"));
         }
         if !(0.0..=1.0).contains(&probability) {
             return Err(format!("hot_range.probability must be in [0, 1], got {probability}"));
@@ -380,6 +363,5 @@ mod tests {
         }
         assert_eq!(lens, HashSet::from([2, 3, 4, 5]));
         assert_eq!(s.fixed_width(), None);
-        assert_eq!(s.distinct(), Some(100 + 1000 + 10_000 + 100_000));
     }
 }

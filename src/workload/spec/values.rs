@@ -10,7 +10,7 @@ use rand::{Rng, RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::schema::CharacterSet;
-use super::strings::{CharPools, Str, charset_bytes};
+use super::strings::{CharPools, MAX_STRING_BYTES, Str, charset_bytes};
 use crate::workload::dist::NumExpr;
 
 /// Bytes in a value buffer (db_bench uses 1 MiB too).
@@ -125,7 +125,7 @@ impl Values {
     pub fn make<'a, R: Rng + ?Sized>(&'a mut self, g: &ValueGen, chars: &CharPools, rng: &mut R) -> &'a [u8] {
         match g {
             ValueGen::Pool { cs, len } => {
-                let len = len.sample_count(rng) as usize;
+                let len = (len.sample_count(rng) as usize).min(MAX_STRING_BYTES);
                 let pool = self.pools[*cs as usize].as_ref().expect("value pools are prepared");
                 pool.value(len, rng, &mut self.buf)
             }
