@@ -191,8 +191,9 @@ impl Generator {
                     Some((e, cs)) => Some(ValueGen::new(Str::compile(e, *cs, salt).map_err(err)?)),
                     None => None,
                 },
+                // The section's salt: a hot_range written alike means the same prefixes.
                 own_key: match &o.key {
-                    Some((e, cs)) => Some(Str::compile(e, *cs, salt ^ 1).map_err(err)?),
+                    Some((e, cs)) => Some(Str::compile(e, *cs, salt).map_err(err)?),
                     None => None,
                 },
                 range: o.range.clone(),
