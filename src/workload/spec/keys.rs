@@ -265,25 +265,26 @@ impl KeyCodec {
 /// Appends `id` as `digits` characters of `chars` (base `B`), most significant first.
 #[inline]
 fn spell<const B: u64>(id: u64, digits: usize, chars: &[u8], out: &mut Vec<u8>) {
-    let start = out.len();
-    out.resize(start + digits, 0);
+    // Spelled right to left into a stack buffer (ids have at most 64 digits, in base 2
+    // and up), then appended in one copy.
+    let mut buf = [0u8; 64];
+    let mut i = digits;
     let mut x = id;
-    let slots = &mut out[start..];
-    let mut i = slots.len();
     if B == 10 {
         // Two decimal digits per division.
         while i >= 2 {
             let pair = (x % 100) as usize;
             x /= 100;
-            slots[i - 2..i].copy_from_slice(&DIGIT_PAIRS[2 * pair..2 * pair + 2]);
+            buf[i - 2..i].copy_from_slice(&DIGIT_PAIRS[2 * pair..2 * pair + 2]);
             i -= 2;
         }
     }
     while i > 0 {
-        slots[i - 1] = chars[(x % B) as usize];
+        buf[i - 1] = chars[(x % B) as usize];
         x /= B;
         i -= 1;
     }
+    out.extend_from_slice(&buf[..digits]);
 }
 
 /// "00" to "99".
