@@ -5,11 +5,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use crate::cli::{Cli, Command, RunArgs};
+use crate::cli::{Cli, Command, GenArgs, Opener, RunArgs};
 use crate::engine;
 use crate::report::console::Console;
 use crate::report::{Reporter, RunInfo};
 use crate::run::{self, Plan};
+use crate::workload::replay;
+use crate::workload::spec::emit::{self, GenError, GenRequest};
 
 /// Every point succeeded.
 pub const EXIT_OK: u8 = 0;
@@ -27,7 +29,31 @@ pub fn main(cli: Cli) -> ExitCode {
             print!("{}", engines_listing());
             ExitCode::from(EXIT_OK)
         }
+        Some(Command::Gen(args)) => ExitCode::from(generate(&args)),
+        Some(Command::Replay(args)) => ExitCode::from(run_benchmark_with(args, replay::open_workload)),
         None => ExitCode::from(run_benchmark(cli.run)),
+    }
+}
+
+/// `kvmark gen`.
+fn generate(args: &GenArgs) -> u8 {
+    let req = GenRequest {
+        spec: &args.spec,
+        output: &args.output,
+        seed: args.seed.unwrap_or(crate::cli::DEFAULT_SEED),
+        plain: args.plain,
+    };
+    match emit::generate(&req) {
+        Ok(_) => EXIT_OK,
+        Err(GenError::Usage(m)) => {
+            eprintln!("kvmark: error: {m}");
+            EXIT_USAGE
+        }
+        Err(GenError::Failed(m)) => {
+            eprintln!("kvmark: error: {m}");
+            EXIT_FAILED
+        }
+        Err(GenError::Closed) => EXIT_OK,
     }
 }
 
@@ -65,6 +91,10 @@ pub fn engines_listing() -> String {
 }
 
 fn run_benchmark(args: RunArgs) -> u8 {
+    run_benchmark_with(args, crate::workload::open)
+}
+
+fn run_benchmark_with(args: RunArgs, open: Opener) -> u8 {
     let abort = Arc::new(AtomicBool::new(false));
     // First Ctrl-C: stop cleanly. A second one while stopping: exit at once.
     let handlers = signal_hook::flag::register_conditional_shutdown(
@@ -77,7 +107,7 @@ fn run_benchmark(args: RunArgs) -> u8 {
         eprintln!("kvmark: warning: cannot install the Ctrl-C handler: {e}");
     }
 
-    let plan = match args.into_plan() {
+    let plan = match args.into_plan_with(open) {
         Ok(plan) => plan,
         Err(e) => {
             eprintln!("kvmark: error: {e}");

@@ -34,6 +34,8 @@ pub const DEFAULT_SEED: u64 = 1;
         kvmark workloads/mixed.lua\n  \
         kvmark --secs 10 --threads 1,2 workloads/mixed.lua workloads/scan.lua\n  \
         kvmark --batch 1,8,64 --repeat 3 workloads/batch.lua\n  \
+        kvmark --threads 1,4 specs/ycsb-a.json\n  \
+        kvmark gen specs/ycsb-a.json -o ycsb-a.ops && kvmark replay ycsb-a.ops\n  \
         kvmark engines",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
@@ -54,14 +56,40 @@ pub enum Command {
     /// List every compiled-in engine: persistence, library version, how append and
     /// delete work, and every knob with its default.
     Engines,
+    /// Write a spec's operation stream as an operation log (Tectonic's line format).
+    Gen(GenArgs),
+    /// Replay operation logs (written by `gen`, or any log in the same line format)
+    /// against the engines, with the same flags and reports as a benchmark run.
+    Replay(RunArgs),
+}
+
+/// Flags of `kvmark gen`.
+#[derive(Debug, Args, Clone)]
+pub struct GenArgs {
+    /// The spec (.json).
+    #[arg(value_name = "SPEC")]
+    pub spec: PathBuf,
+
+    /// The log file to write; `-` writes to stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// Seed of every random choice. [default: 1]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Leave out kvmark's `# phase NAME` lines, for tools that read only Tectonic's
+    /// operation lines.
+    #[arg(long)]
+    pub plain: bool,
 }
 
 /// Flags of a benchmark run. Every value is optional here so that a config file can
 /// supply defaults that the command line then overrides.
 #[derive(Debug, Args, Default, Clone)]
 pub struct RunArgs {
-    /// Workload files (.lua), run in sequence, each over the whole grid with its own
-    /// fresh stores.
+    /// Workload files (.lua scripts, .json specs, .ops operation logs), run in sequence,
+    /// each over the whole grid with its own fresh stores.
     #[arg(value_name = "WORKLOAD", required = true)]
     pub workloads: Vec<PathBuf>,
 
@@ -215,9 +243,17 @@ pub fn resolve_engines(names: Option<&[String]>) -> Result<Vec<&'static EngineIn
         .collect()
 }
 
+/// Opens one workload file.
+pub type Opener = fn(&std::path::Path) -> Result<Arc<dyn Workload>, WorkloadError>;
+
 impl RunArgs {
     /// Validates the flags and opens the workload files.
     pub fn into_plan(self) -> Result<Plan, UsageError> {
+        self.into_plan_with(workload::open)
+    }
+
+    /// Like [`RunArgs::into_plan`], opening each workload file with `open`.
+    pub fn into_plan_with(self, open: Opener) -> Result<Plan, UsageError> {
         let budget = match (self.secs, self.ops) {
             (Some(s), _) if !(s.is_finite() && s > 0.0) => {
                 return Err(usage(format!("--secs {s}: give a positive number of seconds")));
@@ -257,7 +293,7 @@ impl RunArgs {
             )));
         }
         let engine_options = parse_engine_opts(&self.engine_opt)?;
-        let workloads = open_workloads(&self.workloads)?;
+        let workloads = open_workloads_with(&self.workloads, open)?;
         let params = Params {
             users: self.users.unwrap_or(DEFAULT_USERS),
             items: self.items.unwrap_or(DEFAULT_ITEMS),
@@ -290,6 +326,11 @@ impl RunArgs {
 
 /// Opens every workload file; any problem is a usage error naming the file.
 pub fn open_workloads(paths: &[PathBuf]) -> Result<Vec<Arc<dyn Workload>>, UsageError> {
+    open_workloads_with(paths, workload::open)
+}
+
+/// Opens every workload file with `open`.
+pub fn open_workloads_with(paths: &[PathBuf], open: Opener) -> Result<Vec<Arc<dyn Workload>>, UsageError> {
     if paths.is_empty() {
         return Err(usage(
             "no workload file given (for example: kvmark workloads/mixed.lua)",
@@ -298,7 +339,7 @@ pub fn open_workloads(paths: &[PathBuf]) -> Result<Vec<Arc<dyn Workload>>, Usage
     paths
         .iter()
         .map(|p| {
-            workload::open(p).map_err(|e| match e {
+            open(p).map_err(|e| match e {
                 WorkloadError::Invalid(m) | WorkloadError::Runtime(m) => usage(m),
                 WorkloadError::Interrupted => usage("interrupted"),
             })

@@ -5,7 +5,12 @@
 //! (a Lua state, or a spec's generators) that drives a [`Kv`]. The runner owns
 //! budgets, phases, timing and threads; a program only runs units when asked.
 
+pub mod dist;
 pub mod lua;
+pub mod op;
+pub mod oplog;
+pub mod replay;
+pub mod spec;
 
 use std::fmt;
 use std::path::Path;
@@ -146,13 +151,17 @@ pub trait Program {
     fn finish(self: Box<Self>) -> Kv;
 }
 
-/// Opens a workload file, choosing the format by its extension.
+/// Opens a workload file, choosing the format by its extension: `.lua` scripts,
+/// `.json` declarative specs, `.ops` operation logs.
 pub fn open(path: &Path) -> Result<Arc<dyn Workload>, WorkloadError> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     match ext {
         "lua" => Ok(Arc::new(lua::LuaWorkload::open(path)?)),
+        "json" => Ok(Arc::new(spec::SpecWorkload::open(path)?)),
+        "ops" => replay::open_workload(path),
         _ => Err(WorkloadError::Invalid(format!(
-            "{}: unknown workload type '.{ext}' (expected a .lua script)",
+            "{}: unknown workload type '.{ext}' (expected a .lua script, a .json spec or an .ops operation log; \
+             `kvmark replay FILE` replays a log of any name)",
             path.display()
         ))),
     }
