@@ -136,5 +136,9 @@ pub fn run_info(plan: &Plan) -> RunInfo {
         users: plan.params.users,
         items: plan.params.items,
         seed_once: plan.seed_once,
+        rates: plan.rates.clone(),
+        arrival: plan.arrival,
+        warmup: plan.warmup,
+        slo: plan.slo.clone().map(|s| (s, plan.slo_secs)),
     }
 }
