@@ -5,3 +5,4 @@ cd "$(dirname "$0")/.."
 cargo build --release
 bench/harness.sh 7
 bench/scaling.sh 9 3 2 workloads/mixed.lua
+bench/openloop.sh 7

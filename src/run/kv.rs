@@ -71,7 +71,7 @@ macro_rules! timed {
         let ns = $self.clock.delta_as_nanos(start, end);
         let lag = match $self.pacer.as_deref_mut() {
             None => None,
-            Some(p) => Some(p.lag(|| $self.clock.delta_as_nanos($self.origin, start))),
+            Some(p) => Some(p.lag(&$self.clock, start)),
         };
         let stats = $self.rec.record($kind, ns, $prim);
         if let Some(lag) = lag {

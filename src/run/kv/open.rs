@@ -13,7 +13,7 @@ use super::{Kv, backoff};
 use crate::clock;
 use crate::engine::ErrorKind;
 use crate::metrics::OpKind;
-use crate::run::pace::{PaceSpec, Pacer, StopSignal};
+use crate::run::pace::{PaceSpec, Pacer, StopSignal, ticks_per_ns};
 
 /// Longest single sleep while waiting for a unit's start: how quickly a waiting worker
 /// notices that its step is being stopped.
@@ -25,8 +25,16 @@ impl Kv {
     pub fn start_pacing(&mut self, spec: &PaceSpec, threads: usize, thread: usize, stop: StopSignal) {
         let now = self.clock.raw();
         self.last_end = now;
-        let t0 = self.clock.delta_as_nanos(self.origin, now);
-        self.pacer = Some(Box::new(Pacer::new(spec, threads, thread, t0, self.written, stop)));
+        let tpn = ticks_per_ns(&self.clock);
+        self.pacer = Some(Box::new(Pacer::new(
+            spec,
+            threads,
+            thread,
+            now,
+            tpn,
+            self.written,
+            stop,
+        )));
     }
 
     /// Stops pacing (after the step's recorder was taken).
@@ -46,46 +54,68 @@ impl Kv {
     /// false when the step is being stopped while waiting: the unit must not run.
     #[inline]
     pub fn begin_unit(&mut self) -> bool {
-        if self.pacer.is_none() && !self.expiries.used() {
-            return true;
+        match self.try_begin_unit() {
+            Some(go) => go,
+            None => self.begin_unit_slow(),
         }
-        self.begin_unit_slow()
     }
 
+    /// The boundary when it needs neither a wait nor an expiry: unpaced, or paced and
+    /// behind schedule (the unit is issued at once; no clock read). Some(true) means
+    /// the unit may run; None means [`Kv::begin_unit`] must do the rest. Cannot panic.
+    #[inline]
+    pub fn try_begin_unit(&mut self) -> Option<bool> {
+        if self.expiries.used() {
+            return None;
+        }
+        let Some(p) = self.pacer.as_deref_mut() else {
+            return Some(true);
+        };
+        if p.upcoming(self.written) > self.last_end {
+            return None;
+        }
+        p.begin(false);
+        Some(true)
+    }
+
+    #[cold]
     #[inline(never)]
     fn begin_unit_slow(&mut self) -> bool {
-        let mut now_ns = self.known_ns();
-        if self.expiries.any_due(now_ns) {
-            self.expire_due(now_ns);
-            now_ns = self.known_ns();
+        let mut now = self.last_end;
+        if self.expiries.any_due(self.ns(now)) {
+            self.expire_due(self.ns(now));
+            now = self.last_end;
         }
         let written = self.written;
         let Some(pacer) = self.pacer.as_deref_mut() else {
             return true;
         };
-        let due = pacer.next_due(written);
-        let waited = due > now_ns;
+        let due = pacer.upcoming(written);
+        let waited = due > now;
         if waited {
             loop {
-                let now = self.clock.raw();
+                now = self.clock.raw();
                 self.last_end = now;
-                now_ns = self.clock.delta_as_nanos(self.origin, now);
+                let now_ns = self.ns(now);
                 if self.expiries.any_due(now_ns) {
                     self.expire_due(now_ns);
                     continue;
                 }
-                if now_ns >= due {
+                if now >= due {
                     break;
                 }
                 if self.pacer.as_deref().is_some_and(Pacer::stopping) || self.abort.load(Ordering::Relaxed) {
                     return false;
                 }
-                let until = self.expiries.next_due().map_or(due, |e| e.min(due));
-                clock::pause(until - now_ns, MAX_SLEEP_NS);
+                let mut left = self.clock.delta_as_nanos(now, due);
+                if let Some(e) = self.expiries.next_due() {
+                    left = left.min(e.saturating_sub(now_ns));
+                }
+                clock::pause(left, MAX_SLEEP_NS);
             }
         }
         if let Some(p) = self.pacer.as_deref_mut() {
-            p.begin(due, waited);
+            p.begin(waited);
         }
         true
     }
@@ -95,7 +125,7 @@ impl Kv {
     /// timed as an `expire` operation. Also the hook for declarative specs.
     pub fn expire_after(&mut self, key: &[u8], after: Duration) {
         let due = self
-            .known_ns()
+            .ns(self.last_end)
             .saturating_add(u64::try_from(after.as_nanos()).unwrap_or(u64::MAX));
         self.expiries.schedule(key, due);
     }
@@ -105,10 +135,10 @@ impl Kv {
         self.expiries.pending()
     }
 
-    /// Nanoseconds since the origin at the last clock reading taken.
+    /// Nanoseconds since the origin of the raw reading `raw`.
     #[inline]
-    fn known_ns(&self) -> u64 {
-        self.clock.delta_as_nanos(self.origin, self.last_end)
+    fn ns(&self, raw: u64) -> u64 {
+        self.clock.delta_as_nanos(self.origin, raw)
     }
 
     /// Issues every delete due at `now_ns`.

@@ -62,11 +62,15 @@ impl Bridge {
 
     /// The boundary before a unit ([`Kv::begin_unit`]): false when the unit must not
     /// run because the step is stopping. Only called between verbs (from the driver).
+    #[inline]
     pub(crate) fn begin_unit(&self) -> Result<bool, String> {
-        self.locked.set(true);
         // SAFETY: no verb is running (the driver calls this between units), so nothing
         // else borrows the state.
         let state = unsafe { &mut *self.state.get() };
+        if let Some(go) = state.kv.try_begin_unit() {
+            return Ok(go);
+        }
+        self.locked.set(true);
         let result = catch_unwind(AssertUnwindSafe(|| state.kv.begin_unit()));
         self.locked.set(false);
         result.map_err(|panic| format!("internal error at a unit boundary: {}", panic_text(&panic)))
