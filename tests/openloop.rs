@@ -406,3 +406,21 @@ fn engines_lists_the_sim_knobs() {
         assert!(sim.contains(&format!("    {knob} ")), "{sim}");
     }
 }
+
+#[test]
+fn help_explains_the_open_loop_flags() {
+    let o = kvmark(&["--help"]);
+    assert_exit(&o, 0);
+    let help = stdout(&o);
+    for flag in [
+        "--rate",
+        "--arrival",
+        "--warmup",
+        "--slo ",
+        "--slo-secs",
+        "200MB/s",
+        "p99<2ms",
+    ] {
+        assert!(help.contains(flag), "{flag} missing from --help");
+    }
+}

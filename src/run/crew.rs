@@ -7,11 +7,9 @@
 //! operation: each owns its session, program and recorder, and publishes a relaxed
 //! per-thread unit counter once per chunk for progress and sampling.
 //!
-//! Open loop: with a [`PaceSpec`] every worker paces its units on its own schedule
-//! (see [`super::pace`]). With a warm-up, the main thread clears [`Live::warming`]
-//! once the warm-up has passed; each worker, at its next chunk boundary, discards what
-//! it recorded so far and counts its units afresh, and the step's wall time starts at
-//! the earliest such cut.
+//! With a [`PaceSpec`] each worker paces its own units ([`super::pace`]). A warm-up
+//! ends when the main thread clears [`Live::warming`]: each worker then drops what it
+//! recorded at its next chunk boundary, and the step's time starts at the first cut.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -169,16 +167,14 @@ pub struct Crew<'a> {
     pub warmup: Option<Duration>,
 }
 
-/// How a worker's units in one step divide around the warm-up.
+/// How a worker's units in one step divide around the warm-up: all units, those
+/// before the cut (all when the step ended within the warm-up), the cut's raw time, and
+/// whether the worker is still warming up.
 #[derive(Debug, Clone, Copy, Default)]
 struct Ran {
-    /// Every unit run in the step.
     units: u64,
-    /// Units before the cut (all of them when the step ended within the warm-up).
     warm: u64,
-    /// Raw clock of the cut, when this worker made one.
     cut: Option<u64>,
-    /// The warm-up applies to this step and this worker has not cut yet.
     warming: bool,
 }
 
@@ -313,11 +309,11 @@ fn lead(
             break;
         }
         live.reset();
-        let mut warm_until = crew.warmup.filter(|_| warm_step == Some(i));
-        live.warming.store(warm_until.is_some(), Ordering::Relaxed);
+        let warm_for = crew.warmup.filter(|_| warm_step == Some(i));
+        live.warming.store(warm_for.is_some(), Ordering::Relaxed);
         monitor.step_started(step, live);
         let began = Instant::now();
-        let warm_until = warm_until.take().map(|w| began + w);
+        let warm_until = warm_for.map(|w| began + w);
         let deadline = match step {
             Step::Run {
                 budget: Budget::Secs(s),

@@ -49,7 +49,7 @@ impl Rate {
         Rate {
             per_sec,
             bytes: false,
-            text: format!("{per_sec:.0}"),
+            text: crate::report::format::rate(per_sec),
         }
     }
 
