@@ -6,3 +6,4 @@ cargo build --release
 bench/harness.sh 7
 bench/scaling.sh 9 3 2 workloads/mixed.lua
 bench/specs.sh 7
+bench/openloop.sh 7

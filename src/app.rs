@@ -30,7 +30,7 @@ pub fn main(cli: Cli) -> ExitCode {
             ExitCode::from(EXIT_OK)
         }
         Some(Command::Gen(args)) => ExitCode::from(generate(&args)),
-        Some(Command::Replay(args)) => ExitCode::from(run_benchmark_with(args, replay::open_workload)),
+        Some(Command::Replay(args)) => ExitCode::from(run_benchmark_with(*args, replay::open_workload)),
         None => ExitCode::from(run_benchmark(cli.run)),
     }
 }
@@ -166,5 +166,9 @@ pub fn run_info(plan: &Plan) -> RunInfo {
         users: plan.params.users,
         items: plan.params.items,
         seed_once: plan.seed_once,
+        rates: plan.rates.clone(),
+        arrival: plan.arrival,
+        warmup: plan.warmup,
+        slo: plan.slo.clone().map(|s| (s, plan.slo_secs)),
     }
 }

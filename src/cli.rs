@@ -3,11 +3,14 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
 use crate::engine::{self, EngineInfo, EngineOptions};
 use crate::run::Plan;
+use crate::run::pace::{Arrival, Rate};
+use crate::run::slo::Slo;
 use crate::workload::{self, Budget, Params, Workload, WorkloadError};
 
 /// Default unit budget across all threads.
@@ -18,6 +21,8 @@ pub const DEFAULT_USERS: u64 = 100_000;
 pub const DEFAULT_ITEMS: u64 = 100_000;
 /// Default base seed.
 pub const DEFAULT_SEED: u64 = 1;
+/// Default seconds per SLO probe.
+pub const DEFAULT_SLO_SECS: f64 = 2.0;
 
 /// kvmark: a benchmark harness for sorted key-value stores.
 #[derive(Debug, Parser)]
@@ -36,6 +41,8 @@ pub const DEFAULT_SEED: u64 = 1;
         kvmark --batch 1,8,64 --repeat 3 workloads/batch.lua\n  \
         kvmark --threads 1,4 specs/ycsb-a.json\n  \
         kvmark gen specs/ycsb-a.json -o ycsb-a.ops && kvmark replay ycsb-a.ops\n  \
+        kvmark --rate 1000,5000,20000 --secs 5 --warmup 1 workloads/mixed.lua\n  \
+        kvmark --slo 'p99<2ms' --threads 1,2 workloads/mixed.lua\n  \
         kvmark engines",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
@@ -60,7 +67,7 @@ pub enum Command {
     Gen(GenArgs),
     /// Replay operation logs (written by `gen`, or any log in the same line format)
     /// against the engines, with the same flags and reports as a benchmark run.
-    Replay(RunArgs),
+    Replay(Box<RunArgs>),
 }
 
 /// Flags of `kvmark gen`.
@@ -166,6 +173,34 @@ pub struct RunArgs {
     /// An engine option, ENGINE.KEY=VALUE (repeatable); `kvmark engines` lists the keys.
     #[arg(long, value_name = "ENGINE.KEY=VALUE")]
     pub engine_opt: Vec<String>,
+
+    /// Open loop: target rates to sweep, for the whole run (split evenly over its
+    /// threads). Units per second (5000), or a bandwidth of written key and value bytes
+    /// (200MB/s; KB, MB, GB are powers of 1000, KiB, MiB, GiB of 1024). Units start on
+    /// their intended schedule; latency is also measured from the intended start
+    /// (response time) beside the engine call alone (service time).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub rate: Option<Vec<String>>,
+
+    /// How paced units arrive: constant (evenly spaced) or poisson (exponential gaps,
+    /// seeded with seed + thread). [default: constant]
+    #[arg(long, value_name = "KIND")]
+    pub arrival: Option<String>,
+
+    /// Exclude the first S seconds of each measurement's timed phase from its
+    /// histograms and throughput (the units still run; the report says how many).
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    pub warmup: Option<f64>,
+
+    /// Find the highest rate meeting a response-time objective, per grid point, by a
+    /// short closed-loop run then a bounded search of open-loop probes:
+    /// [KIND:]pN<LIMIT, for example 'p99<2ms' or 'get:p99.9<500us' (ns, us, ms, s).
+    #[arg(long, value_name = "OBJECTIVE")]
+    pub slo: Option<String>,
+
+    /// Seconds each SLO probe (and the capacity run) lasts. [default: 2]
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    pub slo_secs: Option<f64>,
 }
 
 /// A problem with the command line or the files it names: exit status 2.
@@ -262,6 +297,7 @@ impl RunArgs {
             (None, Some(0)) => return Err(usage("--ops 0: give a positive number of units")),
             (None, ops) => Budget::Ops(ops.unwrap_or(DEFAULT_OPS)),
         };
+        let open_loop = OpenLoop::parse(&self, budget, self.repeat.unwrap_or(1))?;
         let threads = positive_list("threads", self.threads, vec![1])?;
         let batch = match self.batch {
             Some(b) => Some(positive_list("batch", Some(b), vec![1])?),
@@ -320,6 +356,93 @@ impl RunArgs {
             seed_once: self.seed_once && !self.no_seed_once,
             data_dir: self.data_dir,
             keep_data: self.keep_data && !self.no_keep_data,
+            rates: open_loop.rates,
+            arrival: open_loop.arrival,
+            warmup: open_loop.warmup,
+            slo: open_loop.slo,
+            slo_secs: open_loop.slo_secs,
+        })
+    }
+}
+
+/// The open-loop flags, validated together.
+struct OpenLoop {
+    rates: Vec<Rate>,
+    arrival: Arrival,
+    warmup: Option<Duration>,
+    slo: Option<Slo>,
+    slo_secs: f64,
+}
+
+impl OpenLoop {
+    fn parse(args: &RunArgs, budget: Budget, repeat: usize) -> Result<OpenLoop, UsageError> {
+        let rates = match &args.rate {
+            None => Vec::new(),
+            Some(list) if list.is_empty() => {
+                return Err(usage("--rate needs at least one rate, for example --rate 5000"));
+            }
+            Some(list) => list
+                .iter()
+                .map(|r| Rate::parse(r))
+                .collect::<Result<_, _>>()
+                .map_err(usage)?,
+        };
+        let slo = args.slo.as_deref().map(Slo::parse).transpose().map_err(usage)?;
+        if slo.is_some() && !rates.is_empty() {
+            return Err(usage(
+                "--slo searches for the rate itself: drop --rate (or drop --slo to measure the given rates)",
+            ));
+        }
+        if slo.is_some() && repeat > 1 {
+            return Err(usage("--slo runs each probe once: drop --repeat"));
+        }
+        let arrival = match &args.arrival {
+            None => Arrival::Constant,
+            Some(_) if rates.is_empty() && slo.is_none() => {
+                return Err(usage("--arrival applies to paced runs: give --rate or --slo too"));
+            }
+            Some(a) => Arrival::parse(a).map_err(usage)?,
+        };
+        let slo_secs = match args.slo_secs {
+            None => DEFAULT_SLO_SECS,
+            Some(_) if slo.is_none() => return Err(usage("--slo-secs applies to an SLO search: give --slo too")),
+            Some(s) if !(s.is_finite() && s > 0.0) => {
+                return Err(usage(format!("--slo-secs {s}: give a positive number of seconds")));
+            }
+            Some(s) => s,
+        };
+        let warmup = match args.warmup {
+            None => None,
+            Some(w) if !(w.is_finite() && w >= 0.0) => {
+                return Err(usage(format!(
+                    "--warmup {w}: give a number of seconds, 0 or more (for example --warmup 2)"
+                )));
+            }
+            Some(w) => {
+                let phase = if slo.is_some() {
+                    Some(("--slo-secs", slo_secs))
+                } else {
+                    match budget {
+                        Budget::Secs(s) => Some(("--secs", s)),
+                        Budget::Ops(_) => None,
+                    }
+                };
+                if let Some((flag, secs)) = phase
+                    && w >= secs
+                {
+                    return Err(usage(format!(
+                        "--warmup {w} is not shorter than {flag} {secs}: nothing would be measured"
+                    )));
+                }
+                (w > 0.0).then(|| Duration::from_secs_f64(w))
+            }
+        };
+        Ok(OpenLoop {
+            rates,
+            arrival,
+            warmup,
+            slo,
+            slo_secs,
         })
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod clock;
 pub mod engine;
 pub mod metrics;
 pub mod report;

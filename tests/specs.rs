@@ -580,3 +580,30 @@ fn bad_logs_and_gen_flags_are_usage_errors() {
     assert_exit(&o, 2);
     assert!(stderr(&o).contains("-o /nonexistent/dir/x.ops"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_group_rate_paces_its_phase() {
+    let (_dir, spec) = spec_file(
+        "rates.json",
+        r#"{ "name": "two-rates", "sections": [ {
+              "key": { "uniform": { "len": 12, "character_set": "numeric" } }, "val_len": 100,
+              "groups": [
+                { "name": "slow", "rate": 1000, "inserts": { "op_count": 1000 } },
+                { "name": "fast", "rate": 4000, "point_queries": { "op_count": 2000 } } ] } ] }"#,
+    );
+    let o = kvmark(&[spec.to_str().unwrap()]);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    // Paced phases carry response times beside service times.
+    assert_eq!(
+        out.matches("response time (from the unit's intended start").count(),
+        3,
+        "{out}"
+    );
+    // Pacing never runs ahead of schedule: with constant arrivals the last unit of each
+    // phase starts no earlier than (n - 1) / rate, so the whole run takes at least
+    // 0.999 s + 0.49975 s, and 3000 units cannot go faster than about 2001 per second.
+    let wu = throughputs(&out)[0];
+    assert!(wu <= 2002.0, "{wu} wu/s: the phases were not paced\n{out}");
+    assert!(wu > 100.0, "{wu} wu/s\n{out}");
+}

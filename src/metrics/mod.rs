@@ -1,9 +1,11 @@
 //! Measurement: operation kinds, per-thread recorders, latency summaries.
 
+pub mod pace;
 pub mod recorder;
 pub mod summary;
 
-pub use recorder::{KindStats, Recorder};
+pub use pace::PaceStats;
+pub use recorder::{KindStats, LatencySet, Recorder};
 pub use summary::{LatencySummary, QUANTILES};
 
 /// Every operation kind that gets its own latency histogram.
@@ -29,11 +31,14 @@ pub enum OpKind {
     Append,
     /// kv.delete_range
     DeleteRange,
+    /// A delete the harness issued when a key's lifetime ended (`kv.expire_after`):
+    /// counted as a primitive op, never as a unit.
+    Expire,
 }
 
 impl OpKind {
     /// Number of kinds.
-    pub const COUNT: usize = 10;
+    pub const COUNT: usize = 11;
 
     /// All kinds, in report order.
     pub const ALL: [OpKind; OpKind::COUNT] = [
@@ -47,6 +52,7 @@ impl OpKind {
         OpKind::Mdel,
         OpKind::Append,
         OpKind::DeleteRange,
+        OpKind::Expire,
     ];
 
     /// The name used in reports.
@@ -62,6 +68,7 @@ impl OpKind {
             OpKind::Mdel => "mdel",
             OpKind::Append => "append",
             OpKind::DeleteRange => "delete_range",
+            OpKind::Expire => "expire",
         }
     }
 

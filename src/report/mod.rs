@@ -4,12 +4,16 @@
 
 pub mod console;
 pub mod format;
+pub mod openloop;
 
 use std::io;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::run::RunOutcome;
+use crate::run::pace::{Arrival, Rate};
 use crate::run::result::PointResult;
+use crate::run::slo::Slo;
 use crate::workload::Budget;
 
 /// What a run is, for report headers.
@@ -37,6 +41,14 @@ pub struct RunInfo {
     pub items: u64,
     /// Seed once per engine.
     pub seed_once: bool,
+    /// Open-loop target rates swept (empty: closed loop).
+    pub rates: Vec<Rate>,
+    /// How paced units arrive.
+    pub arrival: Arrival,
+    /// Warm-up excluded from each measurement.
+    pub warmup: Option<Duration>,
+    /// The SLO searched for, if any, and the seconds per probe.
+    pub slo: Option<(Slo, f64)>,
 }
 
 /// A report destination.

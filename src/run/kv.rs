@@ -5,6 +5,13 @@
 //! the sample in this worker's recorder. Nothing else happens between the two clock
 //! reads: building Lua tables from results, copying keys out of Lua, and so on stay
 //! outside the timed region.
+//!
+//! In an open-loop run a [`Pacer`] is attached (see `kv/open.rs`): every program calls
+//! [`Kv::begin_unit`] before each unit, which waits for the unit's intended start and
+//! issues due key expiries; each call then also records its response time, the unit's
+//! schedule lag plus the call's service time.
+
+mod open;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,6 +19,8 @@ use std::time::Duration;
 
 use quanta::Clock;
 
+use super::expiry::Expiries;
+use super::pace::Pacer;
 use crate::engine::{EngineResult, ErrorKind, Existed, Rows, ScanFn, Session, Values};
 use crate::metrics::{OpKind, Recorder};
 
@@ -28,11 +37,24 @@ pub struct Kv {
     get_buf: Vec<u8>,
     rows: Rows,
     values: Values,
+    /// Raw clock at creation: the origin of schedule and expiry times.
+    origin: u64,
+    /// Raw clock at the end of the latest timed call (or wait): the freshest time
+    /// known without reading the clock again.
+    last_end: u64,
+    /// Key and value bytes written since creation (pacing by bytes).
+    written: u64,
+    /// The schedule, in open-loop runs.
+    pacer: Option<Box<Pacer>>,
+    /// Deletes owed to key lifetimes.
+    expiries: Expiries,
 }
 
-/// Reads a clock-raw timestamp pair into nanoseconds and records the call.
+/// Reads a clock-raw timestamp pair into nanoseconds and records the call (and, when
+/// paced, its response time: the unit's lag plus this service time). `$bytes` are the
+/// key and value bytes a write hands to the engine (0 for other kinds).
 macro_rules! timed {
-    ($self:ident, $kind:expr, $prim:expr, $call:expr) => {{
+    ($self:ident, $kind:expr, $prim:expr, $bytes:expr, $call:expr) => {{
         let mut retries = 0u64;
         let start = $self.clock.raw();
         let result = loop {
@@ -45,7 +67,18 @@ macro_rules! timed {
             }
         };
         let end = $self.clock.raw();
-        let stats = $self.rec.record($kind, $self.clock.delta_as_nanos(start, end), $prim);
+        $self.last_end = end;
+        let ns = $self.clock.delta_as_nanos(start, end);
+        let lag = match $self.pacer.as_deref_mut() {
+            None => None,
+            Some(p) => Some(p.lag(&$self.clock, start)),
+        };
+        let stats = $self.rec.record($kind, ns, $prim);
+        if let Some(lag) = lag {
+            stats.record_response(lag + ns);
+        }
+        stats.bytes += $bytes;
+        $self.written += $bytes;
         stats.retries += retries;
         if let Err(e) = &result {
             stats.errors += 1;
@@ -69,6 +102,7 @@ fn backoff(attempt: u64) {
 impl Kv {
     /// Wraps a session. `abort` stops busy retries when the run is abandoned.
     pub fn new(session: Box<dyn Session>, clock: Clock, abort: Arc<AtomicBool>) -> Self {
+        let origin = clock.raw();
         Kv {
             session,
             clock,
@@ -77,6 +111,11 @@ impl Kv {
             get_buf: Vec::new(),
             rows: Rows::default(),
             values: Values::default(),
+            origin,
+            last_end: origin,
+            written: 0,
+            pacer: None,
+            expiries: Expiries::default(),
         }
     }
 
@@ -91,9 +130,17 @@ impl Kv {
         &self.rec
     }
 
-    /// Takes the recorder, leaving an empty one (phase and interval boundaries).
+    /// Takes the recorder, leaving an empty one (phase and interval boundaries). When
+    /// paced, the schedule statistics gathered since the last take go with it.
     pub fn take_recorder(&mut self) -> Recorder {
-        std::mem::take(&mut self.rec)
+        let mut rec = std::mem::take(&mut self.rec);
+        if let Some(p) = self.pacer.as_deref_mut() {
+            let stats = p.take_stats();
+            if stats.units() > 0 {
+                rec.add_pace(&stats);
+            }
+        }
+        rec
     }
 
     /// The clock used for timing (shared calibration, cheap raw reads).
@@ -105,7 +152,13 @@ impl Kv {
     #[inline]
     pub fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
         let session = &mut self.session;
-        timed!(self, OpKind::Put, 1, session.put(key, val))
+        timed!(
+            self,
+            OpKind::Put,
+            1,
+            (key.len() + val.len()) as u64,
+            session.put(key, val)
+        )
     }
 
     /// get(key): the value, borrowed until the next call.
@@ -113,7 +166,7 @@ impl Kv {
     pub fn get(&mut self, key: &[u8]) -> EngineResult<Option<&[u8]>> {
         let session = &mut self.session;
         let buf = &mut self.get_buf;
-        let found = timed!(self, OpKind::Get, 1, session.get(key, buf));
+        let found = timed!(self, OpKind::Get, 1, 0, session.get(key, buf));
         let stats = self.rec.kind_mut(OpKind::Get);
         match found {
             Ok(true) => {
@@ -132,14 +185,14 @@ impl Kv {
     #[inline]
     pub fn del(&mut self, key: &[u8]) -> EngineResult<Existed> {
         let session = &mut self.session;
-        timed!(self, OpKind::Del, 1, session.del(key))
+        timed!(self, OpKind::Del, 1, 0, session.del(key))
     }
 
     /// range(lo, hi, limit): rows borrowed until the next call.
     pub fn range(&mut self, lo: &[u8], hi: &[u8], limit: usize) -> EngineResult<&Rows> {
         let session = &mut self.session;
         let rows = &mut self.rows;
-        timed!(self, OpKind::Range, 1, session.range(lo, hi, limit, rows))?;
+        timed!(self, OpKind::Range, 1, 0, session.range(lo, hi, limit, rows))?;
         self.rec.kind_mut(OpKind::Range).rows += self.rows.len() as u64;
         Ok(&self.rows)
     }
@@ -147,7 +200,7 @@ impl Kv {
     /// scan(lo, hi, limit, f): the callback runs inside the timed region, necessarily.
     pub fn scan(&mut self, lo: &[u8], hi: &[u8], limit: usize, f: &mut ScanFn<'_>) -> EngineResult<usize> {
         let session = &mut self.session;
-        let n = timed!(self, OpKind::Scan, 1, session.scan(lo, hi, limit, f))?;
+        let n = timed!(self, OpKind::Scan, 1, 0, session.scan(lo, hi, limit, f))?;
         self.rec.kind_mut(OpKind::Scan).rows += n as u64;
         Ok(n)
     }
@@ -156,7 +209,7 @@ impl Kv {
     pub fn mget(&mut self, keys: &[&[u8]]) -> EngineResult<&Values> {
         let session = &mut self.session;
         let values = &mut self.values;
-        timed!(self, OpKind::Mget, keys.len() as u64, session.mget(keys, values))?;
+        timed!(self, OpKind::Mget, keys.len() as u64, 0, session.mget(keys, values))?;
         let hits = (0..self.values.len()).filter(|&i| self.values.get(i).is_some()).count() as u64;
         let stats = self.rec.kind_mut(OpKind::Mget);
         stats.hits += hits;
@@ -166,26 +219,39 @@ impl Kv {
 
     /// mput(pairs), committed as one engine write where the engine can.
     pub fn mput(&mut self, pairs: &[(&[u8], &[u8])]) -> EngineResult<()> {
+        let bytes: usize = pairs.iter().map(|(k, v)| k.len() + v.len()).sum();
         let session = &mut self.session;
-        timed!(self, OpKind::Mput, pairs.len() as u64, session.mput(pairs))
+        timed!(
+            self,
+            OpKind::Mput,
+            pairs.len() as u64,
+            bytes as u64,
+            session.mput(pairs)
+        )
     }
 
     /// mdel(keys): how many existed, or None where unknown.
     pub fn mdel(&mut self, keys: &[&[u8]]) -> EngineResult<Option<usize>> {
         let session = &mut self.session;
-        timed!(self, OpKind::Mdel, keys.len() as u64, session.mdel(keys))
+        timed!(self, OpKind::Mdel, keys.len() as u64, 0, session.mdel(keys))
     }
 
     /// append(key, suffix).
     pub fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<()> {
         let session = &mut self.session;
-        timed!(self, OpKind::Append, 1, session.append(key, suffix))
+        timed!(
+            self,
+            OpKind::Append,
+            1,
+            (key.len() + suffix.len()) as u64,
+            session.append(key, suffix)
+        )
     }
 
     /// delete_range(lo, hi).
     pub fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {
         let session = &mut self.session;
-        timed!(self, OpKind::DeleteRange, 1, session.delete_range(lo, hi))
+        timed!(self, OpKind::DeleteRange, 1, 0, session.delete_range(lo, hi))
     }
 }
 

@@ -2,20 +2,25 @@
 //! reduces repeats into point results.
 //!
 //! Grid order: workload file, then engine, then the workload's sweep value, then
-//! threads, then batch size; each cell is measured `repeat` times. Every measurement
-//! gets a fresh store unless `seed_once` shares one seeded store per engine (and per
-//! sweep value when the workload asks for `seed_per_value`).
+//! threads, then batch size, then target rate (open loop); each cell is measured
+//! `repeat` times. Every measurement gets a fresh store unless `seed_once` shares one
+//! seeded store per engine (and per sweep value when the workload asks for
+//! `seed_per_value`). With an SLO, each cell is an SLO search ([`slo`]) instead.
 
 pub mod crew;
+pub mod expiry;
 pub mod kv;
+pub mod pace;
 pub mod progress;
 pub mod result;
+pub mod slo;
 pub mod store;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use quanta::Clock;
 
@@ -25,6 +30,7 @@ use crate::report::Reporter;
 use crate::workload::{Budget, Params, SweepValue, Workload};
 
 use self::crew::{Crew, CrewEnd, Step};
+use self::pace::{Arrival, PaceSpec, Rate};
 use self::progress::Progress;
 use self::result::{PhaseRun, PointKey, PointResult, PointStatus, RepeatRun, SeedResult, SummaryRow};
 use self::store::OpenStore;
@@ -55,6 +61,17 @@ pub struct Plan {
     pub data_dir: Option<PathBuf>,
     /// Keep store directories after use.
     pub keep_data: bool,
+    /// Open-loop target rates to sweep (empty: closed loop).
+    pub rates: Vec<Rate>,
+    /// How paced units arrive.
+    pub arrival: Arrival,
+    /// Excluded from every measurement's figures: this long at the start of its
+    /// first timed phase.
+    pub warmup: Option<Duration>,
+    /// Search each cell for the highest rate meeting this objective.
+    pub slo: Option<slo::Slo>,
+    /// Seconds per SLO probe (and for the capacity run before them).
+    pub slo_secs: f64,
 }
 
 /// How a whole run went.
@@ -71,10 +88,12 @@ pub struct RunOutcome {
 }
 
 /// One cell's coordinates before the engine version is known.
+#[derive(Clone)]
 struct Cell {
     threads: usize,
     batch: usize,
     sweep: SweepPoint,
+    rate: Option<Rate>,
 }
 
 /// A store seeded once and shared by several points.
@@ -110,28 +129,41 @@ pub fn execute(plan: &Plan, reporter: &mut Reporter, abort: &Arc<AtomicBool>) ->
                     let seed_threads = plan.seed_threads.unwrap_or(*plan.threads.iter().max().unwrap_or(&1));
                     shared = Some(runner.open_and_seed(seed_threads, batches[0], sweep.clone(), true));
                 }
+                let rates: Vec<Option<Rate>> = if plan.rates.is_empty() {
+                    vec![None]
+                } else {
+                    plan.rates.iter().cloned().map(Some).collect()
+                };
                 for &threads in &plan.threads {
                     for &batch in &batches {
-                        let cell = Cell {
-                            threads,
-                            batch,
-                            sweep: sweep.clone(),
-                        };
-                        let point = runner.measure_point(&cell, batched, shared.as_ref());
-                        let interrupted = point.status == PointStatus::Interrupted;
-                        if point.is_bad() {
-                            out.bad_points += 1;
-                        }
-                        reporter.point(&point);
-                        out.rows.push(SummaryRow::of(&point));
-                        if interrupted {
-                            out.interrupted = true;
-                            if let Some(Ok(s)) = shared.take()
-                                && let Err(e) = s.store.close()
-                            {
-                                out.other_errors.push(e);
+                        for rate in &rates {
+                            let cell = Cell {
+                                threads,
+                                batch,
+                                sweep: sweep.clone(),
+                                rate: rate.clone(),
+                            };
+                            let point = match &plan.slo {
+                                Some(objective) => {
+                                    slo::search(&runner, &cell, batched, shared.as_ref(), objective, plan.slo_secs)
+                                }
+                                None => runner.measure(&cell, batched, shared.as_ref(), plan.budget, plan.repeat),
+                            };
+                            let interrupted = point.status == PointStatus::Interrupted;
+                            if point.is_bad() {
+                                out.bad_points += 1;
                             }
-                            break 'all;
+                            reporter.point(&point);
+                            out.rows.push(SummaryRow::of(&point));
+                            if interrupted {
+                                out.interrupted = true;
+                                if let Some(Ok(s)) = shared.take()
+                                    && let Err(e) = s.store.close()
+                                {
+                                    out.other_errors.push(e);
+                                }
+                                break 'all;
+                            }
                         }
                     }
                 }
@@ -209,9 +241,12 @@ impl Runner<'_> {
             batch: cell.batch,
             batched,
             sweep: cell.sweep.clone(),
+            rate: cell.rate.clone(),
+            arrival: self.plan.arrival,
         }
     }
 
+    /// A crew for the seed: never paced, no warm-up.
     fn crew<'b>(
         &'b self,
         store: &'b OpenStore,
@@ -228,6 +263,21 @@ impl Runner<'_> {
             sweep,
             clock: self.clock,
             abort: self.abort,
+            pace: None,
+            warmup: None,
+        }
+    }
+
+    /// A crew for a measurement of `cell`: paced at its rate, with the plan's warm-up.
+    fn measuring_crew<'b>(&'b self, store: &'b OpenStore, cell: &Cell) -> Crew<'b> {
+        Crew {
+            pace: cell.rate.clone().map(|rate| PaceSpec {
+                rate,
+                arrival: self.plan.arrival,
+                seed: self.plan.params.seed,
+            }),
+            warmup: self.plan.warmup,
+            ..self.crew(store, cell.threads, cell.batch, cell.sweep.clone())
         }
     }
 
@@ -271,8 +321,16 @@ impl Runner<'_> {
         }
     }
 
-    /// Measures one cell `repeat` times and reduces the repeats.
-    fn measure_point(&self, cell: &Cell, batched: bool, shared: Option<&Result<Shared, String>>) -> PointResult {
+    /// Measures one cell `repeats` times, phases without a budget of their own running
+    /// for `budget`, and reduces the repeats.
+    fn measure(
+        &self,
+        cell: &Cell,
+        batched: bool,
+        shared: Option<&Result<Shared, String>>,
+        budget: Budget,
+        repeats: usize,
+    ) -> PointResult {
         let key = self.key(cell, batched);
         let phases = self.wl.phases();
         let steps: Vec<Step> = phases
@@ -281,7 +339,16 @@ impl Runner<'_> {
             .map(|(i, p)| Step::Run {
                 phase: i,
                 name: p.name.clone(),
-                budget: p.budget.unwrap_or(self.plan.budget),
+                budget: p.budget.unwrap_or(budget),
+                pace: p.rate.map(|per_sec| PaceSpec {
+                    rate: Rate {
+                        per_sec,
+                        bytes: false,
+                        text: format!("{per_sec}"),
+                    },
+                    arrival: self.plan.arrival,
+                    seed: self.plan.params.seed,
+                }),
             })
             .collect();
         let mut point = PointResult {
@@ -290,9 +357,10 @@ impl Runner<'_> {
             repeats: Vec::new(),
             merged: Recorder::new(),
             phases: phases.iter().map(|p| (p.name.clone(), Recorder::new())).collect(),
+            slo: None,
         };
         let label = point.key.label();
-        for _ in 0..self.plan.repeat {
+        for _ in 0..repeats {
             let (fresh, seed) = match shared {
                 Some(Ok(s)) => (None, s.seed.clone()),
                 Some(Err(e)) => {
@@ -316,11 +384,7 @@ impl Runner<'_> {
                 _ => unreachable!("a store was opened or shared"),
             };
             let mut progress = Progress::running(&label);
-            let outcome = crew::run(
-                &self.crew(store, cell.threads, cell.batch, cell.sweep.clone()),
-                &steps,
-                &mut progress,
-            );
+            let outcome = crew::run(&self.measuring_crew(store, cell), &steps, &mut progress);
             if let Some(s) = fresh
                 && let Err(e) = s.close()
                 && outcome.end == CrewEnd::Done
@@ -340,6 +404,8 @@ impl Runner<'_> {
                     wall_ns: step.wall_ns,
                     units: step.units,
                     prim_ops: step.rec.prim_ops(),
+                    warmup_units: step.warmup_units,
+                    bytes: step.rec.write_bytes(),
                 });
             }
             let complete = outcome.end == CrewEnd::Done;

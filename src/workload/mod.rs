@@ -81,6 +81,9 @@ pub struct PhasePlan {
     pub name: String,
     /// The phase's own budget, or None to use the run's `--ops`/`--secs`.
     pub budget: Option<Budget>,
+    /// The phase's own target rate in units per second (a spec group's `rate`), which
+    /// paces it open loop; None to follow the run's `--rate`, if any.
+    pub rate: Option<f64>,
 }
 
 /// What one thread of a measurement is.
@@ -143,7 +146,10 @@ pub trait Program {
     /// Runs the seed phase for this thread's shard.
     fn load(&mut self) -> Result<(), WorkloadError>;
     /// Runs up to `n` units of `phase`, numbering them from `first_iter` (1-based, per
-    /// worker). Returns the units run: fewer than `n` means the phase is exhausted.
+    /// worker). Before each unit it calls [`Kv::begin_unit`] (open-loop pacing and key
+    /// lifetimes live there; it returns at once otherwise) and stops when that returns
+    /// false. Returns the units run: fewer than `n` means the phase is exhausted or the
+    /// step is stopping.
     fn run(&mut self, phase: usize, first_iter: u64, n: u64) -> Result<u64, WorkloadError>;
     /// The timed verb set, for taking recorders between phases.
     fn kv(&mut self) -> &mut Kv;

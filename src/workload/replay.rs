@@ -122,6 +122,7 @@ impl Workload for ReplayWorkload {
         self.phases
             .iter()
             .map(|(name, n)| PhasePlan {
+                rate: None,
                 name: name.clone(),
                 budget: Some(Budget::Ops(*n)),
             })
@@ -223,6 +224,10 @@ impl Program for ReplayProgram {
                     self.index += 1;
                     if !mine {
                         continue;
+                    }
+                    // The unit boundary: expiries and, when paced, the wait for the intended start.
+                    if !self.kv.begin_unit() {
+                        break;
                     }
                     let text = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
                     let entry = self

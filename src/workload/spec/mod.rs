@@ -95,6 +95,7 @@ impl Workload for SpecWorkload {
             .map(|g| PhasePlan {
                 name: g.name.clone(),
                 budget: Some(g.budget),
+                rate: g.rate,
             })
             .collect()
     }
@@ -148,6 +149,10 @@ impl Program for SpecProgram {
         }
         let mut done = 0;
         while done < n {
+            // The unit boundary: expiries and, when paced, the wait for the intended start.
+            if !self.kv.begin_unit() {
+                break;
+            }
             match self.stream.next_op().map_err(WorkloadError::Runtime)? {
                 Some(op) => op.execute(&mut self.kv),
                 None => break,

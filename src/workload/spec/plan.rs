@@ -112,7 +112,7 @@ pub struct GroupPlan {
     pub path: String,
     /// Its budget.
     pub budget: Budget,
-    /// Target rate, for open-loop runs (not paced yet).
+    /// Target rate in operations per second: paces this phase open loop.
     pub rate: Option<f64>,
     /// Operations, in [`SpecOp`] order.
     pub ops: Vec<OpPlan>,
