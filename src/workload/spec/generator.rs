@@ -7,15 +7,22 @@
 //! group laid out operation by operation (so per-thread counts sum to the group's
 //! counts exactly, and match the runner's even split of the phase budget), owns a slice
 //! of each section's key space, and keeps its own live set. No state is shared.
+//!
+//! Key lifetimes: an insert with a `lifetime` draws one and hands it, with the key and
+//! the live set's tag for it, to the caller ([`Generator::take_lifetime`]), which
+//! schedules the delete; when the delete is issued the caller reports the tag back
+//! ([`Generator::expired`]) and the key leaves the live set, so no later operation
+//! picks it.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::keys::{IdSlice, KeyCodec};
 use super::live::{IdSource, LiveSet};
-use super::plan::{Plan, RangeSize, SpecOp};
+use super::plan::{MAX_LIFETIME, Plan, RangeSize, SpecOp};
 use super::schema::RangeFormat;
 use super::sorted::displace;
 use super::strings::{CharPools, Str, mix64};
@@ -40,6 +47,8 @@ pub struct Generator {
     end: Vec<u8>,
     scratch: Vec<u8>,
     skipped: u64,
+    /// The lifetime and live-set tag of the key just inserted, if it has a lifetime.
+    lifetime: Option<(Duration, u64)>,
 }
 
 struct SectionState {
@@ -67,6 +76,7 @@ struct OpState {
     own_key: Option<Str>,
     range: Option<RangeSize>,
     format: RangeFormat,
+    lifetime: Option<NumExpr>,
 }
 
 /// Inserts of a `sorted` group: fresh ids ordered by key, then displaced (K-L).
@@ -100,6 +110,16 @@ fn share_or_count(x: f64, n: u64) -> usize {
     v.round() as usize
 }
 
+/// A drawn lifetime in seconds as a duration: negative draws (a `normal` can give
+/// them) mean at once, draws past [`MAX_LIFETIME`] are cut to it.
+fn lifetime_of(secs: f64) -> Duration {
+    Duration::from_secs_f64(if secs.is_nan() {
+        0.0
+    } else {
+        secs.clamp(0.0, MAX_LIFETIME)
+    })
+}
+
 impl Generator {
     /// Thread `thread` of `threads`, for run seed `seed`.
     pub fn new(plan: Arc<Plan>, thread: usize, threads: usize, seed: u64) -> Generator {
@@ -120,6 +140,7 @@ impl Generator {
             end: Vec::new(),
             scratch: Vec::new(),
             skipped: 0,
+            lifetime: None,
         }
     }
 
@@ -137,6 +158,40 @@ impl Generator {
     /// Number of phases.
     pub fn phase_count(&self) -> usize {
         self.phases.len()
+    }
+
+    /// The section whose key space is current, once a phase was entered.
+    pub fn section(&self) -> Option<usize> {
+        self.section.as_ref().map(|s| s.index)
+    }
+
+    /// After an insert whose key has a lifetime: the key, its drawn lifetime and the
+    /// tag to report to [`Generator::expired`] once the key is deleted. Returned once;
+    /// call it after every operation of a spec with lifetimes (before the next one
+    /// reuses the key buffer).
+    #[inline]
+    pub fn take_lifetime(&mut self) -> Option<(&[u8], Duration, u64)> {
+        let (after, tag) = self.lifetime.take()?;
+        Some((&self.key, after, tag))
+    }
+
+    /// The key of `tag` (from [`Generator::take_lifetime`] in the current section) was
+    /// deleted when its lifetime ended: it leaves the live set unless a delete of the
+    /// spec's own removed it first.
+    pub fn expired(&mut self, tag: u64) {
+        let Some(sec) = self.section.as_mut() else {
+            return;
+        };
+        let (Some(codec), Some(ids)) = (&sec.codec, &sec.ids) else {
+            return;
+        };
+        let mut src = Src {
+            codec,
+            ids,
+            chars: &self.chars,
+            scratch: &mut self.scratch,
+        };
+        sec.live.expire(tag, &mut src);
     }
 
     /// Prepares phase `phase` (a new section starts an empty key space).
@@ -162,6 +217,9 @@ impl Generator {
             let dense = !sec.groups.iter().any(|g| g.sorted.is_some());
             let narrow = codec.as_ref().is_some_and(KeyCodec::is_narrow);
             let mut live = LiveSet::new(sec.ordered, narrow, sec.hot_classes, dense);
+            if sec.lifetimes {
+                live.track_tags();
+            }
             let mine = thread_counts(&[sec.inserts], self.thread, self.threads)[0];
             live.reserve(usize::try_from(mine).unwrap_or(0));
             self.section = Some(SectionState {
@@ -198,6 +256,7 @@ impl Generator {
                 },
                 range: o.range.clone(),
                 format: o.format,
+                lifetime: o.lifetime.clone(),
             });
         }
         self.values
@@ -247,6 +306,7 @@ impl Generator {
             scratch,
             skipped,
             threads,
+            lifetime,
             ..
         } = self;
         let g = group.as_mut().expect("a phase was entered");
@@ -291,7 +351,10 @@ impl Generator {
                 chars,
                 scratch,
             };
-            sec.live.insert(id, hot, &mut src);
+            let tag = sec.live.insert(id, hot, &mut src);
+            if let Some(e) = &op.lifetime {
+                *lifetime = Some((lifetime_of(e.sample(rng)), tag));
+            }
             let val = values.make(op.val.as_ref().expect("inserts have values"), chars, rng);
             return Ok(Some((Op::Insert { key, val }, plain)));
         }
