@@ -24,7 +24,7 @@ use super::keys::{IdSlice, KeyCodec};
 use super::live::{IdSource, LiveSet};
 use super::plan::{MAX_LIFETIME, Plan, RangeSize, SpecOp};
 use super::schema::RangeFormat;
-use super::sorted::displace;
+use super::sorted::SortedInserts;
 use super::strings::{CharPools, Str, mix64};
 use super::values::{ValueGen, Values};
 use crate::workload::Budget;
@@ -79,15 +79,6 @@ struct OpState {
     lifetime: Option<NumExpr>,
 }
 
-/// Inserts of a `sorted` group: fresh ids ordered by key, then displaced (K-L).
-struct SortedInserts {
-    k: NumExpr,
-    l: NumExpr,
-    window: u64,
-    queue: Vec<u64>,
-    next: usize,
-}
-
 /// Operations of thread `t` of `threads` per kind, when a group's operations are
 /// laid out kind by kind and position p goes to thread p mod threads.
 pub fn thread_counts(counts: &[u64], t: usize, threads: usize) -> Vec<u64> {
@@ -102,12 +93,6 @@ pub fn thread_counts(counts: &[u64], t: usize, threads: usize) -> Vec<u64> {
             k
         })
         .collect()
-}
-
-/// A K or L given as a fraction (below 1) of `n`, or as a count.
-fn share_or_count(x: f64, n: u64) -> usize {
-    let v = if x < 1.0 { x.max(0.0) * n as f64 } else { x };
-    v.round() as usize
 }
 
 /// A drawn lifetime in seconds as a duration: negative draws (a `normal` can give
@@ -267,13 +252,11 @@ impl Generator {
                 .iter()
                 .position(|o| o.kind == SpecOp::Insert)
                 .expect("checked");
-            SortedInserts {
-                k: k.clone(),
-                l: l.clone(),
-                window: thread_counts(&counts, self.thread, self.threads)[i].max(1),
-                queue: Vec::new(),
-                next: 0,
-            }
+            SortedInserts::new(
+                k.clone(),
+                l.clone(),
+                thread_counts(&counts, self.thread, self.threads)[i].max(1),
+            )
         });
         self.group = Some(GroupState {
             left_total: left.iter().sum(),
@@ -524,36 +507,6 @@ impl GroupState {
             self.left[i] -= 1;
             self.left_total -= 1;
         }
-    }
-}
-
-impl SortedInserts {
-    /// The next insert id, refilling the window (sorted, then displaced) when empty.
-    fn take(
-        &mut self,
-        codec: &KeyCodec,
-        ids: &mut IdSlice,
-        chars: &CharPools,
-        rng: &mut Xoshiro256PlusPlus,
-        scratch: &mut Vec<u8>,
-    ) -> Option<u64> {
-        if self.next == self.queue.len() {
-            let n = self.window.min(ids.remaining());
-            if n == 0 {
-                return None;
-            }
-            self.queue.clear();
-            for _ in 0..n {
-                self.queue.push(ids.fresh()?);
-            }
-            self.queue.sort_by_cached_key(|&id| codec.order(id, chars, scratch));
-            let k = share_or_count(self.k.sample(rng), n);
-            let l = share_or_count(self.l.sample(rng), n);
-            displace(&mut self.queue, k, l, rng);
-            self.next = 0;
-        }
-        self.next += 1;
-        Some(self.queue[self.next - 1])
     }
 }
 

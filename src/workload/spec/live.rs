@@ -511,11 +511,11 @@ mod tests {
         }
     }
 
-    /// Inserts ids 0..n into a tracking set; returns the set and the tags.
-    fn tracked(n: u64, ordered: bool, dense: bool) -> (LiveSet, Vec<u64>) {
-        let mut live = LiveSet::new(ordered, true, false, dense);
+    /// Inserts ids 0..n into a tracking set (hot when `hot(id)`); returns it and the tags.
+    fn tracked(n: u64, ordered: bool, dense: bool, hot: fn(u64) -> bool) -> (LiveSet, Vec<u64>) {
+        let mut live = LiveSet::new(ordered, true, hot(1), dense); // hot(1): two classes at all
         live.track_tags();
-        let tags = (0..n).map(|id| live.insert(id, false, &mut Identity)).collect();
+        let tags = (0..n).map(|id| live.insert(id, hot(id), &mut Identity)).collect();
         (live, tags)
     }
 
@@ -532,7 +532,7 @@ mod tests {
     #[test]
     fn expired_tags_remove_their_keys_across_compactions() {
         for dense in [true, false] {
-            let (mut live, tags) = tracked(5000, false, dense);
+            let (mut live, tags) = tracked(5000, false, dense, |_| false);
             // Expire in a scrambled order, so compactions (past half dead) happen with
             // live keys on both sides of the expired ones.
             let mut order: Vec<u64> = (0..5000).collect();
@@ -557,7 +557,7 @@ mod tests {
 
     #[test]
     fn expiring_a_key_already_deleted_changes_nothing() {
-        let (mut live, tags) = tracked(2000, true, true);
+        let (mut live, tags) = tracked(2000, true, true, |_| false);
         let mut sel = Selector::new(None).unwrap();
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
         let p = live.pick(&mut sel, None, &mut rng, &mut Identity).unwrap();
@@ -580,14 +580,10 @@ mod tests {
 
     #[test]
     fn tags_name_their_hot_class() {
-        let mut live = LiveSet::new(false, true, true, false);
-        live.track_tags();
-        let cold = live.insert(10, false, &mut Identity);
-        let hot = live.insert(11, true, &mut Identity);
-        assert!(live.expire(hot, &mut Identity));
-        assert_eq!(pickable(&mut live), [10].into_iter().collect());
-        assert!(live.expire(cold, &mut Identity));
-        assert!(live.is_empty());
+        let (mut live, tags) = tracked(2, false, false, |id| id == 1);
+        assert!(live.expire(tags[1], &mut Identity));
+        assert_eq!(pickable(&mut live), [0].into_iter().collect());
+        assert!(live.expire(tags[0], &mut Identity) && live.is_empty());
     }
 
     #[test]
