@@ -556,6 +556,14 @@ mod tests {
     }
 
     #[test]
+    fn drawn_lifetimes_are_clamped_to_zero_and_a_year() {
+        assert_eq!(lifetime_of(-3.0), Duration::ZERO);
+        assert_eq!(lifetime_of(f64::NAN), Duration::ZERO);
+        assert_eq!(lifetime_of(1.5), Duration::from_millis(1500));
+        assert_eq!(lifetime_of(1e300), Duration::from_secs_f64(MAX_LIFETIME));
+    }
+
+    #[test]
     fn thread_counts_split_exactly() {
         for counts in [vec![1u64, 1], vec![5, 0, 7], vec![100, 3, 1]] {
             for threads in 1..=5 {
