@@ -108,9 +108,33 @@ impl Lifetimes {
         })
     }
 
-    /// When unit `n` of phase `phase` is issued, in nanoseconds.
-    fn due(&self, phase: usize, n: u64) -> u64 {
-        (self.start + n as f64 * self.steps[phase]) as u64
+    /// Like [`write_units`], with the deletes that fall due before each unit, and the
+    /// clock moved past the phase.
+    fn write_units(
+        &mut self,
+        phase: usize,
+        stream: &mut Generator,
+        out: &mut impl Write,
+        pass: u64,
+        bar: &ProgressBar,
+        write_err: &impl Fn(io::Error) -> GenError,
+    ) -> Result<u64, GenError> {
+        let mut n = 0;
+        while n < pass {
+            let now = (self.start + n as f64 * self.steps[phase]) as u64;
+            self.expire(now, out, stream).map_err(write_err)?;
+            let Some((op, plain)) = stream.next_op_plain().map_err(GenError::Failed)? else {
+                break;
+            };
+            oplog::write_op_with(out, &op, plain).map_err(write_err)?;
+            self.schedule(now, stream);
+            n += 1;
+            if n % TICK == 0 {
+                bar.inc(TICK);
+            }
+        }
+        self.start += n as f64 * self.steps[phase];
+        Ok(n)
     }
 
     /// Writes the deletes due at `now` and takes their keys out of the live set.
@@ -134,11 +158,29 @@ impl Lifetimes {
             self.expiries.schedule(key, due, Some(tag));
         }
     }
+}
 
-    /// Moves the clock past the `n` units phase `phase` wrote.
-    fn end_phase(&mut self, phase: usize, n: u64) {
-        self.start += n as f64 * self.steps[phase];
+/// Writes up to `pass` operations of the current phase (fewer when the stream ends);
+/// returns how many. A spec without lifetimes needs nothing else per operation.
+fn write_units(
+    stream: &mut Generator,
+    out: &mut impl Write,
+    pass: u64,
+    bar: &ProgressBar,
+    write_err: &impl Fn(io::Error) -> GenError,
+) -> Result<u64, GenError> {
+    let mut n = 0;
+    while n < pass {
+        let Some((op, plain)) = stream.next_op_plain().map_err(GenError::Failed)? else {
+            break;
+        };
+        oplog::write_op_with(out, &op, plain).map_err(write_err)?;
+        n += 1;
+        if n % TICK == 0 {
+            bar.inc(TICK);
+        }
     }
+    Ok(n)
 }
 
 /// Generates the log of `req.spec` into `req.output`.
@@ -203,33 +245,12 @@ pub fn generate(req: &GenRequest<'_>) -> Result<GenSummary, GenError> {
             if !req.plain {
                 oplog::write_phase(&mut out, stream.phase_name(phase)).map_err(write_err)?;
             }
-            let mut n = 0;
-            while n < pass {
-                let now = match &mut lifetimes {
-                    Some(l) => {
-                        let now = l.due(phase, n);
-                        l.expire(now, &mut out, &mut stream).map_err(write_err)?;
-                        now
-                    }
-                    None => 0,
-                };
-                let Some((op, plain)) = stream.next_op_plain().map_err(GenError::Failed)? else {
-                    break;
-                };
-                oplog::write_op_with(&mut out, &op, plain).map_err(write_err)?;
-                if let Some(l) = &mut lifetimes {
-                    l.schedule(now, &mut stream);
-                }
-                n += 1;
-                if n % TICK == 0 {
-                    bar.inc(TICK);
-                }
-            }
+            let n = match &mut lifetimes {
+                None => write_units(&mut stream, &mut out, pass, &bar, &write_err)?,
+                Some(l) => l.write_units(phase, &mut stream, &mut out, pass, &bar, &write_err)?,
+            };
             bar.inc(n % TICK);
             summary.ops += n;
-            if let Some(l) = &mut lifetimes {
-                l.end_phase(phase, n);
-            }
         }
         out.flush().map_err(write_err)
     })();

@@ -76,7 +76,8 @@ struct OpState {
     own_key: Option<Str>,
     range: Option<RangeSize>,
     format: RangeFormat,
-    lifetime: Option<NumExpr>,
+    /// Boxed so that inserts without one test a single pointer.
+    lifetime: Option<Box<NumExpr>>,
 }
 
 /// Operations of thread `t` of `threads` per kind, when a group's operations are
@@ -241,7 +242,7 @@ impl Generator {
                 },
                 range: o.range.clone(),
                 format: o.format,
-                lifetime: o.lifetime.clone(),
+                lifetime: o.lifetime.clone().map(Box::new),
             });
         }
         self.values

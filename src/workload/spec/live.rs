@@ -274,7 +274,7 @@ impl LiveSet {
             ix.insert(src.order(id));
         }
         self.live += 1;
-        if class == 1 { seq | CLASS_BIT } else { seq }
+        seq | (class as u64) << 63
     }
 
     /// Removes the key of `tag` (returned by its insert) if it is still live: the
