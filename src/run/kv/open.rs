@@ -122,12 +122,42 @@ impl Kv {
 
     /// Gives `key` a lifetime: this worker deletes it once `after` has passed, at a unit
     /// boundary (or while waiting for one), as part of its own stream. The delete is
-    /// timed as an `expire` operation. Also the hook for declarative specs.
+    /// timed as an `expire` operation.
     pub fn expire_after(&mut self, key: &[u8], after: Duration) {
+        self.schedule_expiry(key, after, None);
+    }
+
+    /// Like [`Kv::expire_after`], and once the delete is issued `tag` is reported by
+    /// [`Kv::drain_expired`]: how a program that tracks its live keys (a declarative
+    /// spec) learns which of them the harness deleted.
+    pub fn expire_after_tagged(&mut self, key: &[u8], after: Duration, tag: u64) {
+        self.schedule_expiry(key, after, Some(tag));
+    }
+
+    fn schedule_expiry(&mut self, key: &[u8], after: Duration, tag: Option<u64>) {
         let due = self
             .ns(self.last_end)
             .saturating_add(u64::try_from(after.as_nanos()).unwrap_or(u64::MAX));
-        self.expiries.schedule(key, due);
+        self.expiries.schedule(key, due, tag);
+    }
+
+    /// True when tagged expiries were issued since the last [`Kv::drain_expired`].
+    #[inline]
+    pub fn has_expired(&self) -> bool {
+        self.expiries.has_expired()
+    }
+
+    /// The tags of the tagged expiries issued since the last drain, in issue order.
+    /// Expiries are issued only inside [`Kv::begin_unit`], so draining right after it
+    /// keeps a program's view of the live keys exact for the unit that follows.
+    pub fn drain_expired(&mut self) -> std::vec::Drain<'_, u64> {
+        self.expiries.drain_expired()
+    }
+
+    /// Stops reporting the tags of expiries scheduled so far (they are still issued).
+    /// Linear in the pending expiries: for rare events such as a new key space.
+    pub fn forget_expiry_tags(&mut self) {
+        self.expiries.forget_tags();
     }
 
     /// Expiries scheduled but not yet issued.
@@ -271,5 +301,22 @@ mod tests {
         let exp = rec.kind(OpKind::Expire).unwrap();
         assert_eq!((exp.count(), exp.prim_ops), (1, 1));
         assert_eq!(rec.write_bytes(), 4);
+    }
+
+    #[test]
+    fn tagged_expiries_report_their_tags_after_the_delete() {
+        let mut kv = kv();
+        kv.put(b"a", b"1").unwrap();
+        kv.expire_after_tagged(b"a", Duration::ZERO, 41);
+        kv.expire_after_tagged(b"b", Duration::from_secs(3600), 42);
+        kv.expire_after(b"c", Duration::ZERO);
+        assert!(!kv.has_expired(), "nothing is issued before the unit boundary");
+        assert!(kv.begin_unit());
+        assert!(kv.has_expired());
+        assert_eq!(kv.get(b"a").unwrap(), None);
+        assert_eq!(kv.drain_expired().collect::<Vec<_>>(), vec![41]);
+        assert!(!kv.has_expired());
+        kv.forget_expiry_tags();
+        assert_eq!(kv.pending_expiries(), 1, "forgotten tags still expire");
     }
 }

@@ -7,17 +7,24 @@
 //! group laid out operation by operation (so per-thread counts sum to the group's
 //! counts exactly, and match the runner's even split of the phase budget), owns a slice
 //! of each section's key space, and keeps its own live set. No state is shared.
+//!
+//! Key lifetimes: an insert with a `lifetime` draws one and hands it, with the key and
+//! the live set's tag for it, to the caller ([`Generator::take_lifetime`]), which
+//! schedules the delete; when the delete is issued the caller reports the tag back
+//! ([`Generator::expired`]) and the key leaves the live set, so no later operation
+//! picks it.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::keys::{IdSlice, KeyCodec};
 use super::live::{IdSource, LiveSet};
-use super::plan::{Plan, RangeSize, SpecOp};
+use super::plan::{MAX_LIFETIME, Plan, RangeSize, SpecOp};
 use super::schema::RangeFormat;
-use super::sorted::displace;
+use super::sorted::SortedInserts;
 use super::strings::{CharPools, Str, mix64};
 use super::values::{ValueGen, Values};
 use crate::workload::Budget;
@@ -40,6 +47,8 @@ pub struct Generator {
     end: Vec<u8>,
     scratch: Vec<u8>,
     skipped: u64,
+    /// The lifetime and live-set tag of the key just inserted, if it has a lifetime.
+    lifetime: Option<(Duration, u64)>,
 }
 
 struct SectionState {
@@ -67,15 +76,8 @@ struct OpState {
     own_key: Option<Str>,
     range: Option<RangeSize>,
     format: RangeFormat,
-}
-
-/// Inserts of a `sorted` group: fresh ids ordered by key, then displaced (K-L).
-struct SortedInserts {
-    k: NumExpr,
-    l: NumExpr,
-    window: u64,
-    queue: Vec<u64>,
-    next: usize,
+    /// Boxed so that inserts without one test a single pointer.
+    lifetime: Option<Box<NumExpr>>,
 }
 
 /// Operations of thread `t` of `threads` per kind, when a group's operations are
@@ -94,10 +96,14 @@ pub fn thread_counts(counts: &[u64], t: usize, threads: usize) -> Vec<u64> {
         .collect()
 }
 
-/// A K or L given as a fraction (below 1) of `n`, or as a count.
-fn share_or_count(x: f64, n: u64) -> usize {
-    let v = if x < 1.0 { x.max(0.0) * n as f64 } else { x };
-    v.round() as usize
+/// A drawn lifetime in seconds as a duration: negative draws (a `normal` can give
+/// them) mean at once, draws past [`MAX_LIFETIME`] are cut to it.
+fn lifetime_of(secs: f64) -> Duration {
+    Duration::from_secs_f64(if secs.is_nan() {
+        0.0
+    } else {
+        secs.clamp(0.0, MAX_LIFETIME)
+    })
 }
 
 impl Generator {
@@ -120,6 +126,7 @@ impl Generator {
             end: Vec::new(),
             scratch: Vec::new(),
             skipped: 0,
+            lifetime: None,
         }
     }
 
@@ -137,6 +144,40 @@ impl Generator {
     /// Number of phases.
     pub fn phase_count(&self) -> usize {
         self.phases.len()
+    }
+
+    /// The section whose key space is current, once a phase was entered.
+    pub fn section(&self) -> Option<usize> {
+        self.section.as_ref().map(|s| s.index)
+    }
+
+    /// After an insert whose key has a lifetime: the key, its drawn lifetime and the
+    /// tag to report to [`Generator::expired`] once the key is deleted. Returned once;
+    /// call it after every operation of a spec with lifetimes (before the next one
+    /// reuses the key buffer).
+    #[inline]
+    pub fn take_lifetime(&mut self) -> Option<(&[u8], Duration, u64)> {
+        let (after, tag) = self.lifetime.take()?;
+        Some((&self.key, after, tag))
+    }
+
+    /// The key of `tag` (from [`Generator::take_lifetime`] in the current section) was
+    /// deleted when its lifetime ended: it leaves the live set unless a delete of the
+    /// spec's own removed it first.
+    pub fn expired(&mut self, tag: u64) {
+        let Some(sec) = self.section.as_mut() else {
+            return;
+        };
+        let (Some(codec), Some(ids)) = (&sec.codec, &sec.ids) else {
+            return;
+        };
+        let mut src = Src {
+            codec,
+            ids,
+            chars: &self.chars,
+            scratch: &mut self.scratch,
+        };
+        sec.live.expire(tag, &mut src);
     }
 
     /// Prepares phase `phase` (a new section starts an empty key space).
@@ -162,6 +203,9 @@ impl Generator {
             let dense = !sec.groups.iter().any(|g| g.sorted.is_some());
             let narrow = codec.as_ref().is_some_and(KeyCodec::is_narrow);
             let mut live = LiveSet::new(sec.ordered, narrow, sec.hot_classes, dense);
+            if sec.lifetimes {
+                live.track_tags();
+            }
             let mine = thread_counts(&[sec.inserts], self.thread, self.threads)[0];
             live.reserve(usize::try_from(mine).unwrap_or(0));
             self.section = Some(SectionState {
@@ -198,6 +242,7 @@ impl Generator {
                 },
                 range: o.range.clone(),
                 format: o.format,
+                lifetime: o.lifetime.clone().map(Box::new),
             });
         }
         self.values
@@ -208,13 +253,11 @@ impl Generator {
                 .iter()
                 .position(|o| o.kind == SpecOp::Insert)
                 .expect("checked");
-            SortedInserts {
-                k: k.clone(),
-                l: l.clone(),
-                window: thread_counts(&counts, self.thread, self.threads)[i].max(1),
-                queue: Vec::new(),
-                next: 0,
-            }
+            SortedInserts::new(
+                k.clone(),
+                l.clone(),
+                thread_counts(&counts, self.thread, self.threads)[i].max(1),
+            )
         });
         self.group = Some(GroupState {
             left_total: left.iter().sum(),
@@ -247,6 +290,7 @@ impl Generator {
             scratch,
             skipped,
             threads,
+            lifetime,
             ..
         } = self;
         let g = group.as_mut().expect("a phase was entered");
@@ -291,7 +335,10 @@ impl Generator {
                 chars,
                 scratch,
             };
-            sec.live.insert(id, hot, &mut src);
+            let tag = sec.live.insert(id, hot, &mut src);
+            if let Some(e) = &op.lifetime {
+                *lifetime = Some((lifetime_of(e.sample(rng)), tag));
+            }
             let val = values.make(op.val.as_ref().expect("inserts have values"), chars, rng);
             return Ok(Some((Op::Insert { key, val }, plain)));
         }
@@ -464,36 +511,6 @@ impl GroupState {
     }
 }
 
-impl SortedInserts {
-    /// The next insert id, refilling the window (sorted, then displaced) when empty.
-    fn take(
-        &mut self,
-        codec: &KeyCodec,
-        ids: &mut IdSlice,
-        chars: &CharPools,
-        rng: &mut Xoshiro256PlusPlus,
-        scratch: &mut Vec<u8>,
-    ) -> Option<u64> {
-        if self.next == self.queue.len() {
-            let n = self.window.min(ids.remaining());
-            if n == 0 {
-                return None;
-            }
-            self.queue.clear();
-            for _ in 0..n {
-                self.queue.push(ids.fresh()?);
-            }
-            self.queue.sort_by_cached_key(|&id| codec.order(id, chars, scratch));
-            let k = share_or_count(self.k.sample(rng), n);
-            let l = share_or_count(self.l.sample(rng), n);
-            displace(&mut self.queue, k, l, rng);
-            self.next = 0;
-        }
-        self.next += 1;
-        Some(self.queue[self.next - 1])
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -537,6 +554,14 @@ mod tests {
             }
         }
         assert_eq!(inserted.len(), 6000, "the threads' shares add up to the spec's counts");
+    }
+
+    #[test]
+    fn drawn_lifetimes_are_clamped_to_zero_and_a_year() {
+        assert_eq!(lifetime_of(-3.0), Duration::ZERO);
+        assert_eq!(lifetime_of(f64::NAN), Duration::ZERO);
+        assert_eq!(lifetime_of(1.5), Duration::from_millis(1500));
+        assert_eq!(lifetime_of(1e300), Duration::from_secs_f64(MAX_LIFETIME));
     }
 
     #[test]

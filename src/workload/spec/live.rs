@@ -20,6 +20,13 @@
 //!
 //! With `hot_probability` in use, keys with and without a hot prefix are kept in two
 //! vectors so an operation can pick from either.
+//!
+//! Keys with a lifetime are deleted by the harness, which reports the *tag* the insert
+//! returned (class and insertion sequence number). Until the first compaction a key's
+//! slot is its sequence number; a set that tracks tags keeps, from then on, the
+//! sequence number of each slot beside it (sorted, since compaction keeps insertion
+//! order), so finding an expired key is a binary search. Sets that do not track tags
+//! store nothing more and do nothing more per operation.
 
 use std::collections::BTreeSet;
 
@@ -49,11 +56,24 @@ struct Slots {
     dead: u64,
     /// While dense: the number of slots, whose ids are computed, not stored.
     dense: Option<u64>,
+    /// Sequence number of each slot, once a set that tracks tags compacted (before,
+    /// a slot's sequence number is its position).
+    seqs: Option<Vec<u64>>,
+    /// The next sequence number, once `seqs` is kept.
+    next_seq: u64,
 }
 
 impl Slots {
     fn len(&self) -> u64 {
         self.dense.unwrap_or(self.ids.len() as u64)
+    }
+
+    /// The slot of insertion sequence number `seq`, if it was not compacted away.
+    fn slot_of(&self, seq: u64) -> Option<usize> {
+        match &self.seqs {
+            None => (seq < self.len()).then_some(seq as usize),
+            Some(s) => s.binary_search(&seq).ok(),
+        }
     }
 
     /// Writes a dense vector out (before the first delete).
@@ -171,7 +191,12 @@ pub struct LiveSet {
     range_deleted: bool,
     /// Scratch for range deletes.
     doomed: Vec<u128>,
+    /// Keys may be removed by the tag their insert returned ([`LiveSet::expire`]).
+    track: bool,
 }
+
+/// The bit of a tag that holds the class.
+const CLASS_BIT: u64 = 1 << 63;
 
 impl LiveSet {
     /// An empty set. `ordered` will keep the order index (`narrow`: values fit 64
@@ -193,7 +218,15 @@ impl LiveSet {
             unmarked: 0,
             range_deleted: false,
             doomed: Vec::new(),
+            track: false,
         }
+    }
+
+    /// Makes tags from [`LiveSet::insert`] valid for [`LiveSet::expire`] for as long as
+    /// the set lives. Call before the first insert.
+    pub fn track_tags(&mut self) {
+        debug_assert!(self.classes.iter().all(|c| c.len() == 0), "tracking starts empty");
+        self.track = true;
     }
 
     /// Reserves room for `n` more keys (sizes the vector exactly when the count is known).
@@ -213,19 +246,69 @@ impl LiveSet {
         self.live == 0
     }
 
-    /// Adds a fresh id.
+    /// Adds a fresh id. Returns its tag, for [`LiveSet::expire`] when the set tracks
+    /// tags (meaningless otherwise).
     #[inline]
-    pub fn insert(&mut self, id: u64, hot: bool, src: &mut dyn IdSource) {
+    pub fn insert(&mut self, id: u64, hot: bool, src: &mut dyn IdSource) -> u64 {
         let class = if self.classes.len() == 2 { usize::from(hot) } else { 0 };
         let slots = &mut self.classes[class];
-        match &mut slots.dense {
-            Some(n) => *n += 1,
-            None => slots.ids.push(id),
-        }
+        let seq = match &mut slots.dense {
+            Some(n) => {
+                *n += 1;
+                *n - 1
+            }
+            None => {
+                slots.ids.push(id);
+                match &mut slots.seqs {
+                    None => slots.ids.len() as u64 - 1,
+                    Some(seqs) => {
+                        let seq = slots.next_seq;
+                        seqs.push(seq);
+                        slots.next_seq += 1;
+                        seq
+                    }
+                }
+            }
+        };
         if let Some(ix) = &mut self.index {
             ix.insert(src.order(id));
         }
         self.live += 1;
+        seq | (class as u64) << 63
+    }
+
+    /// Removes the key of `tag` (returned by its insert) if it is still live: the
+    /// harness deleted it when its lifetime ended. A key that a point or range delete
+    /// removed first is left alone. Returns whether the key was live. The set must
+    /// track tags.
+    pub fn expire(&mut self, tag: u64, src: &mut dyn IdSource) -> bool {
+        debug_assert!(self.track, "expire needs a set that tracks tags");
+        let class = usize::from(tag & CLASS_BIT != 0);
+        let Some(slots) = self.classes.get_mut(class) else {
+            return false;
+        };
+        let Some(slot) = slots.slot_of(tag & !CLASS_BIT) else {
+            return false;
+        };
+        let id = match slots.dense {
+            Some(_) => src.nth(slot as u64),
+            None => slots.ids[slot],
+        };
+        if id == DEAD {
+            return false;
+        }
+        if self.range_deleted
+            && let Some(ix) = &self.index
+            && !ix.contains(src.order(id))
+        {
+            // A range delete removed it already; only its slot was left to mark.
+            slots.ids[slot] = DEAD;
+            slots.dead += 1;
+            self.unmarked = self.unmarked.saturating_sub(1);
+            return false;
+        }
+        self.remove(Picked { class, slot, id }, src);
+        true
     }
 
     /// Picks a live key: from the hot class with probability `hot` (when given and
@@ -350,13 +433,32 @@ impl LiveSet {
         }
     }
 
-    /// Drops dead slots, keeping insertion order.
+    /// Drops dead slots, keeping insertion order (and, when tracking tags, each
+    /// slot's sequence number beside it).
     fn compact(&mut self, src: &mut dyn IdSource) {
         let index = &self.index;
         let check = self.range_deleted;
         for c in self.classes.iter_mut().filter(|c| c.dense.is_none()) {
-            c.ids
-                .retain(|&id| id != DEAD && (!check || index.as_ref().is_none_or(|ix| ix.contains(src.order(id)))));
+            if self.track && c.seqs.is_none() {
+                // The first compaction: until now a slot's sequence number was its position.
+                c.next_seq = c.ids.len() as u64;
+                c.seqs = Some((0..c.next_seq).collect());
+            }
+            let mut kept = 0;
+            for i in 0..c.ids.len() {
+                let id = c.ids[i];
+                if id != DEAD && (!check || index.as_ref().is_none_or(|ix| ix.contains(src.order(id)))) {
+                    c.ids[kept] = id;
+                    if let Some(seqs) = &mut c.seqs {
+                        seqs[kept] = seqs[i];
+                    }
+                    kept += 1;
+                }
+            }
+            c.ids.truncate(kept);
+            if let Some(seqs) = &mut c.seqs {
+                seqs.truncate(kept);
+            }
             c.dead = 0;
         }
         self.unmarked = 0;
@@ -407,6 +509,81 @@ mod tests {
                 assert!(!deleted.contains(&p.id), "point-deleted id {} picked", p.id);
             }
         }
+    }
+
+    /// Inserts ids 0..n into a tracking set (hot when `hot(id)`); returns it and the tags.
+    fn tracked(n: u64, ordered: bool, dense: bool, hot: fn(u64) -> bool) -> (LiveSet, Vec<u64>) {
+        let mut live = LiveSet::new(ordered, true, hot(1), dense); // hot(1): two classes at all
+        live.track_tags();
+        let tags = (0..n).map(|id| live.insert(id, hot(id), &mut Identity)).collect();
+        (live, tags)
+    }
+
+    /// Every id the set can still pick, by picking many times.
+    fn pickable(live: &mut LiveSet) -> std::collections::HashSet<u64> {
+        let mut sel = Selector::new(None).unwrap();
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+        (0..20_000)
+            .filter_map(|_| live.pick(&mut sel, None, &mut rng, &mut Identity))
+            .map(|p| p.id)
+            .collect()
+    }
+
+    #[test]
+    fn expired_tags_remove_their_keys_across_compactions() {
+        for dense in [true, false] {
+            let (mut live, tags) = tracked(5000, false, dense, |_| false);
+            // Expire in a scrambled order, so compactions (past half dead) happen with
+            // live keys on both sides of the expired ones.
+            let mut order: Vec<u64> = (0..5000).collect();
+            order.sort_by_key(|&i| crate::workload::dist::fnv1a64(i));
+            for (n, &i) in order[..4000].iter().enumerate() {
+                assert!(live.expire(tags[i as usize], &mut Identity), "id {i} was live");
+                assert!(!live.expire(tags[i as usize], &mut Identity), "id {i} expires once");
+                assert_eq!(live.len(), 5000 - n as u64 - 1);
+            }
+            // Keys inserted after a compaction get tags that still work.
+            let late: Vec<u64> = (5000..5100).map(|id| live.insert(id, false, &mut Identity)).collect();
+            assert!(live.expire(late[7], &mut Identity));
+            let want: std::collections::HashSet<u64> = order[4000..]
+                .iter()
+                .copied()
+                .chain((5000..5100).filter(|&id| id != 5007))
+                .collect();
+            assert_eq!(live.len(), want.len() as u64);
+            assert_eq!(pickable(&mut live), want, "dense {dense}");
+        }
+    }
+
+    #[test]
+    fn expiring_a_key_already_deleted_changes_nothing() {
+        let (mut live, tags) = tracked(2000, true, true, |_| false);
+        let mut sel = Selector::new(None).unwrap();
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+        let p = live.pick(&mut sel, None, &mut rng, &mut Identity).unwrap();
+        live.remove(p, &mut Identity);
+        assert!(!live.expire(tags[p.id as usize], &mut Identity), "point-deleted first");
+        assert_eq!(
+            live.remove_range(100, 300, &mut Identity),
+            200 - u64::from((100..300).contains(&p.id))
+        );
+        let before = live.len();
+        assert!(!live.expire(tags[150], &mut Identity), "range-deleted first");
+        assert_eq!(live.len(), before);
+        assert!(live.expire(tags[1500], &mut Identity) || p.id == 1500);
+        assert!(
+            !pickable(&mut live)
+                .iter()
+                .any(|&id| (100..300).contains(&id) || id == 1500)
+        );
+    }
+
+    #[test]
+    fn tags_name_their_hot_class() {
+        let (mut live, tags) = tracked(2, false, false, |id| id == 1);
+        assert!(live.expire(tags[1], &mut Identity));
+        assert_eq!(pickable(&mut live), [0].into_iter().collect());
+        assert!(live.expire(tags[0], &mut Identity) && live.is_empty());
     }
 
     #[test]

@@ -101,6 +101,8 @@ pub struct OpPlan {
     pub range: Option<RangeSize>,
     /// Range bounds.
     pub format: RangeFormat,
+    /// Lifetime of each inserted key in seconds, drawn per key (inserts).
+    pub lifetime: Option<NumExpr>,
 }
 
 /// One group: a phase.
@@ -143,6 +145,9 @@ pub struct SectionPlan {
     pub hot_classes: bool,
     /// Inserts in one pass of every group.
     pub inserts: u64,
+    /// Some inserts give their keys a lifetime, so the live set must find keys by the
+    /// tags their expiries report.
+    pub lifetimes: bool,
 }
 
 /// A validated spec.
@@ -167,6 +172,11 @@ impl Plan {
         }
         out
     }
+
+    /// True when some insert gives its keys a lifetime.
+    pub fn has_lifetimes(&self) -> bool {
+        self.sections.iter().any(|s| s.lifetimes)
+    }
 }
 
 /// Most operations in one group (far beyond any run, far below overflow).
@@ -174,6 +184,24 @@ const MAX_OPS: u64 = 1 << 50;
 
 /// Longest group duration, in seconds (a year).
 const MAX_DURATION: f64 = 365.0 * 24.0 * 3600.0;
+
+/// Longest key lifetime, in seconds: longer draws are cut to it (a year, as good as
+/// never within a run).
+pub const MAX_LIFETIME: f64 = MAX_DURATION;
+
+/// A lifetime expression: a constant in [0, MAX_LIFETIME] seconds, or a number
+/// distribution (whose draws the generator clamps into that range).
+fn lifetime_expr(e: &NumberExpr, path: &str) -> Result<NumExpr, String> {
+    let e = num_expr(e).map_err(|m| format!("{path}: {m}"))?;
+    if let NumExpr::Const(v) = e
+        && !(0.0..=MAX_LIFETIME).contains(&v)
+    {
+        return Err(format!(
+            "{path}: give a lifetime in seconds, from 0 to {MAX_LIFETIME}, got {v}"
+        ));
+    }
+    Ok(e)
+}
 
 /// Converts a number expression, validating its distribution.
 pub fn num_expr(e: &NumberExpr) -> Result<NumExpr, String> {
@@ -210,6 +238,7 @@ struct Scope {
     key: Option<(StringExpr, String)>,
     val: Option<(StringExpr, String)>,
     selection: Option<(Distribution, String)>,
+    lifetime: Option<NumExpr>,
 }
 
 impl Scope {
@@ -219,6 +248,7 @@ impl Scope {
             key: None,
             val: None,
             selection: None,
+            lifetime: None,
         }
     }
 
@@ -233,6 +263,12 @@ impl Scope {
                 .clone()
                 .map(|d| (d, format!("{path}.selection")))
                 .or_else(|| self.selection.clone()),
+            // Checked where it is written, so a bad value names that path even when no
+            // insert inherits it.
+            lifetime: match &own.lifetime {
+                Some(e) => Some(lifetime_expr(e, &format!("{path}.lifetime"))?),
+                None => self.lifetime.clone(),
+            },
         })
     }
 }
@@ -285,6 +321,7 @@ pub fn build(spec: &SpecFile, default_name: &str) -> Result<Plan, String> {
             ordered: false,
             hot_classes: false,
             inserts: 0,
+            lifetimes: false,
         };
         for (gi, g) in sec.groups.iter().enumerate() {
             let gpath = format!("{path}.groups[{gi}]");
@@ -293,6 +330,7 @@ pub fn build(spec: &SpecFile, default_name: &str) -> Result<Plan, String> {
             plan.groups.push(group(g, &gscope, &gpath, name)?);
         }
         super::section::resolve(&mut plan)?;
+        plan.lifetimes = plan.groups.iter().flat_map(|g| &g.ops).any(|o| o.lifetime.is_some());
         sections.push(plan);
     }
     dedup_names(&mut sections, spec);
@@ -354,6 +392,7 @@ fn group(g: &GroupSpec, scope: &Scope, path: &str, name: String) -> Result<Group
             key_path: String::new(),
             range: None,
             format: RangeFormat::StartCount,
+            lifetime: None,
         });
         Ok::<(), String>(())
     };
@@ -361,9 +400,14 @@ fn group(g: &GroupSpec, scope: &Scope, path: &str, name: String) -> Result<Group
     let mut own_keys: Vec<OwnExpr> = Vec::new();
     let mut own_vals: Vec<OwnExpr> = Vec::new();
     let mut ranges = Vec::new();
+    let mut lifetime = None;
     if let Some(o) = &g.inserts {
         add(SpecOp::Insert, &o.op_count, None, None)?;
         let p = format!("{path}.inserts");
+        lifetime = match &o.lifetime {
+            Some(e) => Some(lifetime_expr(e, &format!("{p}.lifetime"))?),
+            None => scope.lifetime.clone(),
+        };
         own_keys.push((
             SpecOp::Insert,
             pick_str(&o.key, &o.key_len, &p, "key")?,
@@ -422,6 +466,10 @@ fn group(g: &GroupSpec, scope: &Scope, path: &str, name: String) -> Result<Group
     }
     ops.sort_by_key(|o| o.kind as u8);
     let find = |ops: &mut Vec<OpPlan>, kind: SpecOp| ops.iter().position(|o| o.kind == kind).expect("added");
+    if lifetime.is_some() {
+        let i = find(&mut ops, SpecOp::Insert);
+        ops[i].lifetime = lifetime;
+    }
 
     for (kind, own, cs) in own_keys {
         let i = find(&mut ops, kind);

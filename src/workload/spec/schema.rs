@@ -43,6 +43,8 @@ pub struct Inherited {
     pub val_len: Option<NumberExpr>,
     /// Key selection of operations on live keys.
     pub selection: Option<Distribution>,
+    /// Lifetime of inserted keys, in seconds.
+    pub lifetime: Option<NumberExpr>,
 }
 
 macro_rules! inherited_view {
@@ -57,6 +59,7 @@ macro_rules! inherited_view {
                     key_len: self.key_len.clone(),
                     val_len: self.val_len.clone(),
                     selection: self.selection.clone(),
+                    lifetime: self.lifetime.clone(),
                 }
             }
         }
@@ -83,6 +86,8 @@ pub struct SectionSpec {
     pub val_len: Option<NumberExpr>,
     /// Key selection of operations on live keys.
     pub selection: Option<Distribution>,
+    /// Lifetime of inserted keys, in seconds (kvmark).
+    pub lifetime: Option<NumberExpr>,
     /// Tectonic's switch to skip membership checks; kvmark's checks are free, so it
     /// has no effect.
     pub skip_key_contains_check: Option<bool>,
@@ -114,6 +119,8 @@ pub struct GroupSpec {
     pub val_len: Option<NumberExpr>,
     /// Key selection of operations on live keys.
     pub selection: Option<Distribution>,
+    /// Lifetime of inserted keys, in seconds (kvmark).
+    pub lifetime: Option<NumberExpr>,
     /// K-L sortedness of the group's inserts.
     pub sorted: Option<Sorted>,
     /// Inserts of fresh keys.
@@ -166,6 +173,9 @@ pub struct InsertsSpec {
     pub val_len: Option<NumberExpr>,
     /// Character set default.
     pub character_set: Option<CharacterSet>,
+    /// Seconds each inserted key lives before the harness deletes it (kvmark; a
+    /// constant or a distribution drawn per key).
+    pub lifetime: Option<NumberExpr>,
 }
 
 /// `updates`, `merges`, `read_modify_writes`.
@@ -534,5 +544,9 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.contains("key.uniform.character_set"), "{err}");
+        let err = parse(r#"{"sections": [{"groups": [{"inserts": {"op_count": 1, "lifetime": "1s"}}]}]}"#).unwrap_err();
+        assert!(err.contains("sections[0].groups[0].inserts.lifetime"), "{err}");
+        let err = parse(r#"{"sections": [{"lifetime": {"uniform": {"min": 1}}, "groups": []}]}"#).unwrap_err();
+        assert!(err.contains("sections[0].lifetime.uniform"), "{err}");
     }
 }

@@ -2,6 +2,68 @@
 //! Sorted groups insert their keys in this order (Tectonic's `sorted {k, l}`).
 
 use rand::{Rng, RngExt};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use super::keys::{IdSlice, KeyCodec};
+use super::strings::CharPools;
+use crate::workload::dist::NumExpr;
+
+/// Inserts of a `sorted` group: fresh ids ordered by key, then displaced (K-L).
+pub struct SortedInserts {
+    k: NumExpr,
+    l: NumExpr,
+    window: u64,
+    queue: Vec<u64>,
+    next: usize,
+}
+
+impl SortedInserts {
+    /// K and L as written (fractions of `window` below 1, else counts); `window` is the
+    /// thread's inserts in the group.
+    pub fn new(k: NumExpr, l: NumExpr, window: u64) -> SortedInserts {
+        SortedInserts {
+            k,
+            l,
+            window,
+            queue: Vec::new(),
+            next: 0,
+        }
+    }
+
+    /// The next insert id, refilling the window (sorted, then displaced) when empty.
+    pub fn take(
+        &mut self,
+        codec: &KeyCodec,
+        ids: &mut IdSlice,
+        chars: &CharPools,
+        rng: &mut Xoshiro256PlusPlus,
+        scratch: &mut Vec<u8>,
+    ) -> Option<u64> {
+        if self.next == self.queue.len() {
+            let n = self.window.min(ids.remaining());
+            if n == 0 {
+                return None;
+            }
+            self.queue.clear();
+            for _ in 0..n {
+                self.queue.push(ids.fresh()?);
+            }
+            self.queue.sort_by_cached_key(|&id| codec.order(id, chars, scratch));
+            let k = share_or_count(self.k.sample(rng), n);
+            let l = share_or_count(self.l.sample(rng), n);
+            displace(&mut self.queue, k, l, rng);
+            self.next = 0;
+        }
+        self.next += 1;
+        Some(self.queue[self.next - 1])
+    }
+}
+
+/// A K or L given as a fraction (below 1) of `n`, or as a count.
+fn share_or_count(x: f64, n: u64) -> usize {
+    let v = if x < 1.0 { x.max(0.0) * n as f64 } else { x };
+    v.round() as usize
+}
 
 /// Reorders sorted `items` so that `k` entries are out of place and none moves more
 /// than `l` positions; the farthest moves exactly `l` when k >= 2 (K-L sortedness).
