@@ -6,10 +6,12 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::cli::{Cli, Command, RunArgs};
+use crate::cli::{Cli, Command, GenArgs, Opener, RunArgs};
 use crate::report::RunInfo;
 use crate::report::setup::{self, SinkKind};
 use crate::run::{self, Plan};
+use crate::workload::replay;
+use crate::workload::spec::emit::{self, GenError, GenRequest};
 use crate::{config, engine, probe};
 
 /// Every point succeeded.
@@ -28,7 +30,31 @@ pub fn main(cli: Cli) -> ExitCode {
             print!("{}", engines_listing());
             ExitCode::from(EXIT_OK)
         }
+        Some(Command::Gen(args)) => ExitCode::from(generate(&args)),
+        Some(Command::Replay(args)) => ExitCode::from(run_benchmark_with(*args, replay::open_workload)),
         None => ExitCode::from(run_benchmark(cli.run)),
+    }
+}
+
+/// `kvmark gen`.
+fn generate(args: &GenArgs) -> u8 {
+    let req = GenRequest {
+        spec: &args.spec,
+        output: &args.output,
+        seed: args.seed.unwrap_or(crate::cli::DEFAULT_SEED),
+        plain: args.plain,
+    };
+    match emit::generate(&req) {
+        Ok(_) => EXIT_OK,
+        Err(GenError::Usage(m)) => {
+            eprintln!("kvmark: error: {m}");
+            EXIT_USAGE
+        }
+        Err(GenError::Failed(m)) => {
+            eprintln!("kvmark: error: {m}");
+            EXIT_FAILED
+        }
+        Err(GenError::Closed) => EXIT_OK,
     }
 }
 
@@ -66,6 +92,10 @@ pub fn engines_listing() -> String {
 }
 
 fn run_benchmark(args: RunArgs) -> u8 {
+    run_benchmark_with(args, crate::workload::open)
+}
+
+fn run_benchmark_with(args: RunArgs, open: Opener) -> u8 {
     let abort = Arc::new(AtomicBool::new(false));
     // First Ctrl-C: stop cleanly. A second one while stopping: exit at once.
     let handlers = signal_hook::flag::register_conditional_shutdown(
@@ -94,7 +124,7 @@ fn run_benchmark(args: RunArgs) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let plan = match args.into_plan() {
+    let plan = match args.into_plan_with(open) {
         Ok(plan) => plan,
         Err(e) => {
             eprintln!("kvmark: error: {e}");
@@ -105,9 +135,9 @@ fn run_benchmark(args: RunArgs) -> u8 {
         eprintln!("kvmark: warning: {w}");
     }
     // The replay config is needed by --save-config and by the report directory.
-    let replay = config::replay::render(&plan, &outputs);
+    let replay_cnf = config::replay::render(&plan, &outputs);
     if let Some(path) = &save_config {
-        let written = replay
+        let written = replay_cnf
             .as_ref()
             .map_err(String::clone)
             .and_then(|text| std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display())));
@@ -117,7 +147,7 @@ fn run_benchmark(args: RunArgs) -> u8 {
         }
         eprintln!("kvmark: saved this run's config to {}", path.display());
     }
-    let replay_text = match (&replay, &outputs.report_dir) {
+    let replay_text = match (&replay_cnf, &outputs.report_dir) {
         (Ok(t), _) => t.clone(),
         (Err(e), Some(_)) => {
             eprintln!("kvmark: error: --report-dir: the replay config cannot be written: {e}");
@@ -239,5 +269,9 @@ pub fn run_info(plan: &Plan) -> RunInfo {
             .as_secs_f64(),
         command: std::env::args().collect(),
         probes: Vec::new(),
+        rates: plan.rates.clone(),
+        arrival: plan.arrival,
+        warmup: plan.warmup,
+        slo: plan.slo.clone().map(|s| (s, plan.slo_secs)),
     }
 }

@@ -12,6 +12,8 @@ use crate::engine::{self, EngineInfo, EngineOptions};
 use crate::probe::ProbeSet;
 use crate::report::setup::{self, Outputs};
 use crate::run::Plan;
+use crate::run::pace::{Arrival, Rate};
+use crate::run::slo::Slo;
 use crate::workload::{self, Budget, Params, Workload, WorkloadError};
 
 /// Default unit budget across all threads.
@@ -22,6 +24,8 @@ pub const DEFAULT_USERS: u64 = 100_000;
 pub const DEFAULT_ITEMS: u64 = 100_000;
 /// Default base seed.
 pub const DEFAULT_SEED: u64 = 1;
+/// Default seconds per SLO probe.
+pub const DEFAULT_SLO_SECS: f64 = 2.0;
 
 /// kvmark: a benchmark harness for sorted key-value stores.
 #[derive(Debug, Parser)]
@@ -38,6 +42,10 @@ pub const DEFAULT_SEED: u64 = 1;
         kvmark workloads/mixed.lua\n  \
         kvmark --secs 10 --threads 1,2 workloads/mixed.lua workloads/scan.lua\n  \
         kvmark --batch 1,8,64 --repeat 3 workloads/batch.lua\n  \
+        kvmark --threads 1,4 specs/ycsb-a.json\n  \
+        kvmark gen specs/ycsb-a.json -o ycsb-a.ops && kvmark replay ycsb-a.ops\n  \
+        kvmark --rate 1000,5000,20000 --secs 5 --warmup 1 workloads/mixed.lua\n  \
+        kvmark --slo 'p99<2ms' --threads 1,2 workloads/mixed.lua\n  \
         kvmark --secs 10 --timeline 0.5 --report-dir results workloads/mixed.lua\n  \
         kvmark --config samples/skiplist-sweep.cnf --secs 2\n  \
         kvmark engines",
@@ -60,14 +68,41 @@ pub enum Command {
     /// List every compiled-in engine: persistence, library version, how append and
     /// delete work, and every knob with its default.
     Engines,
+    /// Write a spec's operation stream as an operation log (Tectonic's line format).
+    Gen(GenArgs),
+    /// Replay operation logs (written by `gen`, or any log in the same line format)
+    /// against the engines, with the same flags and reports as a benchmark run.
+    Replay(Box<RunArgs>),
+}
+
+/// Flags of `kvmark gen`.
+#[derive(Debug, Args, Clone)]
+pub struct GenArgs {
+    /// The spec (.json).
+    #[arg(value_name = "SPEC")]
+    pub spec: PathBuf,
+
+    /// The log file to write; `-` writes to stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// Seed of every random choice. [default: 1]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Leave out kvmark's `# phase NAME` lines, for tools that read only Tectonic's
+    /// operation lines.
+    #[arg(long)]
+    pub plain: bool,
 }
 
 /// Flags of a benchmark run. Every value is optional here so that a config file can
 /// supply defaults that the command line then overrides.
 #[derive(Debug, Args, Default, Clone)]
 pub struct RunArgs {
-    /// Workload files (.lua), run in sequence, each over the whole grid with its own
-    /// fresh stores. Given here, they replace a config file's `workload` lines.
+    /// Workload files (.lua scripts, .json specs, .ops operation logs), run in sequence,
+    /// each over the whole grid with its own fresh stores. Given here, they replace a
+    /// config file's `workload` lines.
     #[arg(value_name = "WORKLOAD")]
     pub workloads: Vec<PathBuf>,
 
@@ -187,6 +222,34 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub save_config: Option<PathBuf>,
 
+    /// Open loop: target rates to sweep, for the whole run (split evenly over its
+    /// threads). Units per second (5000), or a bandwidth of written key and value bytes
+    /// (200MB/s; KB, MB, GB are powers of 1000, KiB, MiB, GiB of 1024). Units start on
+    /// their intended schedule; latency is also measured from the intended start
+    /// (response time) beside the engine call alone (service time).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub rate: Option<Vec<String>>,
+
+    /// How paced units arrive: constant (evenly spaced) or poisson (exponential gaps,
+    /// seeded with seed + thread). [default: constant]
+    #[arg(long, value_name = "KIND")]
+    pub arrival: Option<String>,
+
+    /// Exclude the first S seconds of each measurement's timed phase from its
+    /// histograms and throughput (the units still run; the report says how many).
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    pub warmup: Option<f64>,
+
+    /// Find the highest rate meeting a response-time objective, per grid point, by a
+    /// short closed-loop run then a bounded search of open-loop probes:
+    /// [KIND:]pN<LIMIT, for example 'p99<2ms' or 'get:p99.9<500us' (ns, us, ms, s).
+    #[arg(long, value_name = "OBJECTIVE")]
+    pub slo: Option<String>,
+
+    /// Seconds each SLO probe (and the capacity run) lasts. [default: 2]
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    pub slo_secs: Option<f64>,
+
     /// Engine options from a config file's engine sections (the command line's
     /// --engine-opt overrides them key by key).
     #[arg(skip)]
@@ -294,9 +357,17 @@ pub fn resolve_engines(names: Option<&[String]>) -> Result<Vec<&'static EngineIn
         .collect()
 }
 
+/// Opens one workload file.
+pub type Opener = fn(&std::path::Path) -> Result<Arc<dyn Workload>, WorkloadError>;
+
 impl RunArgs {
     /// Validates the flags and opens the workload files.
     pub fn into_plan(self) -> Result<Plan, UsageError> {
+        self.into_plan_with(workload::open)
+    }
+
+    /// Like [`RunArgs::into_plan`], opening each workload file with `open`.
+    pub fn into_plan_with(self, open: Opener) -> Result<Plan, UsageError> {
         let budget = match (self.secs, self.ops) {
             (Some(s), _) if !(s.is_finite() && s > 0.0) => {
                 return Err(usage(format!("--secs {s}: give a positive number of seconds")));
@@ -305,6 +376,7 @@ impl RunArgs {
             (None, Some(0)) => return Err(usage("--ops 0: give a positive number of units")),
             (None, ops) => Budget::Ops(ops.unwrap_or(DEFAULT_OPS)),
         };
+        let open_loop = OpenLoop::parse(&self, budget, self.repeat.unwrap_or(1))?;
         let threads = positive_list("threads", self.threads, vec![1])?;
         let batch = match self.batch {
             Some(b) => Some(positive_list("batch", Some(b), vec![1])?),
@@ -357,7 +429,7 @@ impl RunArgs {
             Some(list) => ProbeSet::parse(list).map_err(|e| usage(format!("--probe: {e}")))?,
             None => ProbeSet::ALL,
         };
-        let workloads = open_workloads(&self.workloads)?;
+        let workloads = open_workloads_with(&self.workloads, open)?;
         let params = Params {
             users: self.users.unwrap_or(DEFAULT_USERS),
             items: self.items.unwrap_or(DEFAULT_ITEMS),
@@ -387,6 +459,11 @@ impl RunArgs {
             timeline,
             probes,
             option_origins,
+            rates: open_loop.rates,
+            arrival: open_loop.arrival,
+            warmup: open_loop.warmup,
+            slo: open_loop.slo,
+            slo_secs: open_loop.slo_secs,
         })
     }
 
@@ -403,8 +480,95 @@ impl RunArgs {
     }
 }
 
+/// The open-loop flags, validated together.
+struct OpenLoop {
+    rates: Vec<Rate>,
+    arrival: Arrival,
+    warmup: Option<Duration>,
+    slo: Option<Slo>,
+    slo_secs: f64,
+}
+
+impl OpenLoop {
+    fn parse(args: &RunArgs, budget: Budget, repeat: usize) -> Result<OpenLoop, UsageError> {
+        let rates = match &args.rate {
+            None => Vec::new(),
+            Some(list) if list.is_empty() => {
+                return Err(usage("--rate needs at least one rate, for example --rate 5000"));
+            }
+            Some(list) => list
+                .iter()
+                .map(|r| Rate::parse(r))
+                .collect::<Result<_, _>>()
+                .map_err(usage)?,
+        };
+        let slo = args.slo.as_deref().map(Slo::parse).transpose().map_err(usage)?;
+        if slo.is_some() && !rates.is_empty() {
+            return Err(usage(
+                "--slo searches for the rate itself: drop --rate (or drop --slo to measure the given rates)",
+            ));
+        }
+        if slo.is_some() && repeat > 1 {
+            return Err(usage("--slo runs each probe once: drop --repeat"));
+        }
+        let arrival = match &args.arrival {
+            None => Arrival::Constant,
+            Some(_) if rates.is_empty() && slo.is_none() => {
+                return Err(usage("--arrival applies to paced runs: give --rate or --slo too"));
+            }
+            Some(a) => Arrival::parse(a).map_err(usage)?,
+        };
+        let slo_secs = match args.slo_secs {
+            None => DEFAULT_SLO_SECS,
+            Some(_) if slo.is_none() => return Err(usage("--slo-secs applies to an SLO search: give --slo too")),
+            Some(s) if !(s.is_finite() && s > 0.0) => {
+                return Err(usage(format!("--slo-secs {s}: give a positive number of seconds")));
+            }
+            Some(s) => s,
+        };
+        let warmup = match args.warmup {
+            None => None,
+            Some(w) if !(w.is_finite() && w >= 0.0) => {
+                return Err(usage(format!(
+                    "--warmup {w}: give a number of seconds, 0 or more (for example --warmup 2)"
+                )));
+            }
+            Some(w) => {
+                let phase = if slo.is_some() {
+                    Some(("--slo-secs", slo_secs))
+                } else {
+                    match budget {
+                        Budget::Secs(s) => Some(("--secs", s)),
+                        Budget::Ops(_) => None,
+                    }
+                };
+                if let Some((flag, secs)) = phase
+                    && w >= secs
+                {
+                    return Err(usage(format!(
+                        "--warmup {w} is not shorter than {flag} {secs}: nothing would be measured"
+                    )));
+                }
+                (w > 0.0).then(|| Duration::from_secs_f64(w))
+            }
+        };
+        Ok(OpenLoop {
+            rates,
+            arrival,
+            warmup,
+            slo,
+            slo_secs,
+        })
+    }
+}
+
 /// Opens every workload file; any problem is a usage error naming the file.
 pub fn open_workloads(paths: &[PathBuf]) -> Result<Vec<Arc<dyn Workload>>, UsageError> {
+    open_workloads_with(paths, workload::open)
+}
+
+/// Opens every workload file with `open`.
+pub fn open_workloads_with(paths: &[PathBuf], open: Opener) -> Result<Vec<Arc<dyn Workload>>, UsageError> {
     if paths.is_empty() {
         return Err(usage(
             "no workload file given (for example: kvmark workloads/mixed.lua)",
@@ -413,7 +577,7 @@ pub fn open_workloads(paths: &[PathBuf]) -> Result<Vec<Arc<dyn Workload>>, Usage
     paths
         .iter()
         .map(|p| {
-            workload::open(p).map_err(|e| match e {
+            open(p).map_err(|e| match e {
                 WorkloadError::Invalid(m) | WorkloadError::Runtime(m) => usage(m),
                 WorkloadError::Interrupted => usage("interrupted"),
             })

@@ -9,6 +9,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod engine;
 pub mod metrics;

@@ -292,7 +292,7 @@ fn config_errors_name_the_file_and_line() {
             2,
             "[skiplist] write_buffer_size: '64MB': unknown size suffix 'MB'",
         ),
-        ("[skiplist]\nblock_size = 4Q\n", 2, "unknown size suffix 'Q'"),
+        ("[skiplist]\nblock_size = 4KB\n", 2, "unknown size suffix 'KB'"),
         ("[nosuchengine]\nx = 1\n", 1, "unknown section [nosuchengine]"),
         ("ops = 5\n", 1, "'ops' is outside any section"),
         ("[bench]\nops 5\n", 2, "expected KEY = VALUE"),
@@ -370,4 +370,33 @@ fn help_explains_the_report_and_config_flags() {
     ] {
         assert!(help.contains(flag), "{flag} missing from --help");
     }
+}
+
+#[test]
+fn open_loop_settings_replay_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let cnf = dir.path().join("ol.cnf");
+    let o = kvmark(&[
+        "--rate",
+        "1000,3000",
+        "--arrival",
+        "poisson",
+        "--warmup",
+        "0.2",
+        "--secs",
+        "0.6",
+        "--save-config",
+        cnf.to_str().unwrap(),
+        &bundled("null.lua"),
+    ]);
+    assert_exit(&o, 0);
+    let s = sections(&cnf);
+    assert_eq!(get(&s, "bench", "rate"), vec!["1000,3000"]);
+    assert_eq!(get(&s, "bench", "arrival"), vec!["poisson"]);
+    assert_eq!(get(&s, "bench", "warmup"), vec!["0.2"]);
+    let again = kvmark(&["--config", cnf.to_str().unwrap()]);
+    assert_exit(&again, 0);
+    let out = stdout(&again);
+    assert!(out.contains("open loop: rate 1000,3000 (poisson arrivals)"), "{out}");
+    assert_eq!(out.matches("rate: target ").count(), 2, "{out}");
 }

@@ -550,3 +550,74 @@ fn histogram_logs_follow_the_timeline_interval() {
     assert!(*intervals >= 3, "one interval per sample, got {intervals}");
     assert_eq!(Some(h.len()), op_count(&stdout(&o), "get"));
 }
+
+#[test]
+fn open_loop_response_times_and_the_warm_up_reach_every_sink() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let o = kvmark(&[
+        "--rate",
+        "2000",
+        "--secs",
+        "1.5",
+        "--warmup",
+        "0.5",
+        "--timeline",
+        "0.1",
+        "--report",
+        &format!(
+            "console,tsv:{},timeline:{},json:{},hdr:{}",
+            d.join("p.tsv").display(),
+            d.join("t.tsv").display(),
+            d.join("r.json").display(),
+            d.join("h").display()
+        ),
+        &bundled("null.lua"),
+    ]);
+    assert_exit(&o, 0);
+    // tsv: a service row and a response row per kind, tagged, with the rate.
+    let tsv = read_tsv(&d.join("p.tsv"));
+    let rows: Vec<_> = tsv
+        .rows
+        .iter()
+        .map(|r| (r["op"].as_str(), r["latency"].as_str()))
+        .collect();
+    assert_eq!(rows, vec![("get", "service"), ("get", "response")]);
+    let count = tsv.rows[0]["count"].clone();
+    assert_eq!(tsv.rows[1]["count"], count, "one response time per call");
+    assert_eq!(
+        (tsv.rows[0]["rate"].as_str(), tsv.rows[0]["arrival"].as_str()),
+        ("2000", "constant")
+    );
+    assert!(tsv.rows[0]["warmup_units"].parse::<u64>().unwrap() > 0);
+    assert_eq!(op_count(&stdout(&o), "get").map(|c| c.to_string()), Some(count.clone()));
+    // hdr: both sets tagged, the warm-up left out, merging back to the counts.
+    let logs = files_in(&d.join("h"));
+    assert_eq!(logs.len(), 1);
+    let tags = hlog_by_tag(&logs[0]);
+    assert_eq!(tags.keys().collect::<Vec<_>>(), vec!["run.get", "run.get.response"]);
+    assert_eq!(tags["run.get"].0.len().to_string(), count);
+    assert_eq!(tags["run.get.response"].0.len().to_string(), count);
+    assert_eq!(
+        tags["run.get.response"].0.value_at_quantile(0.99).to_string(),
+        tsv.rows[1]["p99_ns"]
+    );
+    // timeline: warm-up samples are marked; the measured ones add up to the counts.
+    let tl = read_tsv(&d.join("t.tsv"));
+    assert!(tl.rows.iter().any(|r| r["phase"] == "warmup"), "no warm-up samples");
+    assert!(tl.rows.iter().any(|r| r["metric"] == "op.get.response.p99_ns"));
+    let measured: u64 = tl
+        .rows
+        .iter()
+        .filter(|r| r["phase"] == "run" && r["metric"] == "op.get.count")
+        .map(|r| r["value"].parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(measured.to_string(), count);
+    // json: the response distribution beside the service time, the rate and the pace.
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(d.join("r.json")).unwrap()).unwrap();
+    let p = &doc["points"][0];
+    assert_eq!(p["rate"]["per_s"], 2000.0);
+    assert_eq!(p["ops"][0]["response"]["count"].as_u64().unwrap().to_string(), count);
+    assert!(p["pace"]["waited"].as_u64().unwrap() + p["pace"]["late"].as_u64().unwrap() > 0);
+    assert!(p["warmup_units"].as_u64().unwrap() > 0);
+}

@@ -19,12 +19,14 @@ use crate::cli::{RunArgs, UsageError, normalize_option};
 use crate::engine;
 use crate::probe::ProbeSet;
 use crate::report::setup;
+use crate::run::pace::{Arrival, Rate};
+use crate::run::slo::Slo;
 
 pub use self::size::parse_size;
 
 /// Every key `[bench]` accepts. `workload` may repeat; the others appear once.
 /// Engine options go in the engine's own section.
-pub const BENCH_KEYS: [&str; 18] = [
+pub const BENCH_KEYS: [&str; 23] = [
     "workload",
     "backend",
     "threads",
@@ -43,6 +45,11 @@ pub const BENCH_KEYS: [&str; 18] = [
     "probe",
     "report",
     "report_dir",
+    "rate",
+    "arrival",
+    "warmup",
+    "slo",
+    "slo_secs",
 ];
 
 /// The run section's name.
@@ -241,6 +248,31 @@ fn bench(args: &mut RunArgs, entries: &[Entry], path: &Path) -> Result<(), Confi
                 args.report = Some(list);
             }
             "report_dir" => args.report_dir = Some(v.path()?),
+            "rate" => {
+                let list = v.list()?;
+                for r in &list {
+                    Rate::parse(r).map_err(|m| v.err(m))?;
+                }
+                args.rate = Some(list);
+            }
+            "arrival" => {
+                let text = v.text()?.to_string();
+                Arrival::parse(&text).map_err(|m| v.err(m))?;
+                args.arrival = Some(text);
+            }
+            "warmup" => {
+                let t = v.text()?;
+                match t.parse::<f64>() {
+                    Ok(w) if w.is_finite() && w >= 0.0 => args.warmup = Some(w),
+                    _ => return Err(v.err(format!("'{t}' is not a number of seconds, 0 or more"))),
+                }
+            }
+            "slo" => {
+                let text = v.text()?.to_string();
+                Slo::parse(&text).map_err(|m| v.err(m))?;
+                args.slo = Some(text);
+            }
+            "slo_secs" => args.slo_secs = Some(v.float()?),
             other => unreachable!("{other} is in BENCH_KEYS"),
         }
     }
@@ -310,6 +342,11 @@ pub fn overlay(file: RunArgs, cli: RunArgs) -> RunArgs {
         no_report_dir: cli.no_report_dir,
         config: cli.config,
         save_config: cli.save_config,
+        rate: cli.rate.or(file.rate),
+        arrival: cli.arrival.or(file.arrival),
+        warmup: cli.warmup.or(file.warmup),
+        slo: cli.slo.or(file.slo),
+        slo_secs: cli.slo_secs.or(file.slo_secs),
         file_engine_options: file.file_engine_options,
         file_option_origins: file.file_option_origins,
     }
@@ -329,7 +366,8 @@ mod tests {
             workload = a.lua\nworkload = b.lua\nbackend = skiplist\nthreads = 1,2\nbatch = 4\n\
             ops = 500\nsecs = 1.5\nrepeat = 3\nusers = 7\nitems = 9\nseed = 42\nseed_threads = 2\n\
             seed_once = yes\nkeep_data = false\ndata_dir = /tmp\ntimeline = 0.2\nprobe = build\n\
-            report = console,tsv:x.tsv\nreport_dir = out\n")
+            report = console,tsv:x.tsv\nreport_dir = out\nrate = 5000,200MB/s\narrival = poisson\n\
+            warmup = 0.5\nslo = p99<2ms\nslo_secs = 3\n")
         .unwrap();
         assert_eq!(args.workloads, vec![PathBuf::from("a.lua"), PathBuf::from("b.lua")]);
         assert_eq!(args.threads, Some(vec![1, 2]));
@@ -343,6 +381,10 @@ mod tests {
         assert_eq!(args.probe, Some(vec!["build".to_string()]));
         assert_eq!(args.report.as_ref().unwrap().len(), 2);
         assert_eq!(args.report_dir, Some(PathBuf::from("out")));
+        assert_eq!(args.rate, Some(vec!["5000".to_string(), "200MB/s".to_string()]));
+        assert_eq!(args.arrival.as_deref(), Some("poisson"));
+        assert_eq!((args.warmup, args.slo_secs), (Some(0.5), Some(3.0)));
+        assert_eq!(args.slo.as_deref(), Some("p99<2ms"));
     }
 
     #[test]
@@ -386,6 +428,10 @@ mod tests {
                 2,
                 "timeline: 0.001 is not a sample period from 0.01",
             ),
+            ("[bench]\nrate = fast\n", 2, "rate: "),
+            ("[bench]\narrival = burst\n", 2, "arrival: "),
+            ("[bench]\nwarmup = -1\n", 2, "warmup: '-1' is not a number of seconds"),
+            ("[bench]\nslo = quick\n", 2, "slo: "),
             (
                 "[skiplist]\nwrite_buffer_size = 64MB\n",
                 2,

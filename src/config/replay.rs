@@ -63,6 +63,22 @@ pub fn render(plan: &Plan, outputs: &Outputs) -> Result<String, String> {
         put("timeline", t.as_secs_f64().to_string())?;
     }
     put("probe", plan.probes.names().join(","))?;
+    if !plan.rates.is_empty() {
+        put(
+            "rate",
+            plan.rates.iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join(","),
+        )?;
+    }
+    if !plan.rates.is_empty() || plan.slo.is_some() {
+        put("arrival", plan.arrival.name().to_string())?;
+    }
+    if let Some(w) = plan.warmup {
+        put("warmup", w.as_secs_f64().to_string())?;
+    }
+    if let Some(slo) = &plan.slo {
+        put("slo", slo.text.clone())?;
+        put("slo_secs", plan.slo_secs.to_string())?;
+    }
     match &outputs.report_dir {
         Some(dir) => put("report_dir", abs(dir))?,
         None => put(

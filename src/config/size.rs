@@ -47,13 +47,24 @@ pub fn parse_size(text: &str) -> Result<u64, SizeError> {
         .ok_or_else(|| SizeError(format!("'{text}' is too large for a size")))
 }
 
-/// True for a value written like a size with a unit (`64M`, `64MB`, `10x`): digits,
-/// then letters and nothing else. Such values must parse with [`parse_size`];
-/// everything else (plain numbers, names, option strings) is left alone.
+/// True for a value written like a size with a unit: digits, then K, M, G or T with
+/// or without a trailing B or iB (`64M`, `64MB`, `4KiB`), or a bare B (`512B`). Such
+/// values must parse with [`parse_size`], so `64MB` is an error instead of a silent
+/// default; everything else (plain numbers, durations such as `100us`, names, option
+/// strings) is left alone.
 pub fn looks_like_size(text: &str) -> bool {
     let t = text.trim();
     let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    digits_end > 0 && digits_end < t.len() && t[digits_end..].chars().all(|c| c.is_ascii_alphabetic())
+    if digits_end == 0 || digits_end == t.len() {
+        return false;
+    }
+    let unit = t[digits_end..].to_ascii_lowercase();
+    let mut chars = unit.chars();
+    match chars.next() {
+        Some('k' | 'm' | 'g' | 't') => matches!(chars.as_str(), "" | "b" | "ib"),
+        Some('b') => chars.as_str().is_empty(),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -89,8 +100,8 @@ mod tests {
     }
 
     #[test]
-    fn only_digits_then_letters_look_like_sizes() {
-        for yes in ["64M", "64MB", "10x", "4k"] {
+    fn only_size_units_look_like_sizes() {
+        for yes in ["64M", "64MB", "4KiB", "4k", "512B", "1t"] {
             assert!(looks_like_size(yes), "{yes}");
         }
         for no in [
@@ -101,6 +112,10 @@ mod tests {
             "1.5",
             "0x10",
             "M",
+            "100us",
+            "10s",
+            "5ms",
+            "10x",
         ] {
             assert!(!looks_like_size(no), "{no}");
         }

@@ -10,6 +10,7 @@
 //! Keys and values are byte strings; keys order by unsigned bytewise comparison.
 
 pub mod options;
+pub mod sim;
 pub mod skiplist;
 
 use std::fmt;
@@ -328,7 +329,7 @@ impl fmt::Debug for EngineInfo {
 
 /// Every engine compiled into this binary, the reference engine first.
 pub fn registry() -> Vec<&'static EngineInfo> {
-    vec![&skiplist::INFO]
+    vec![&skiplist::INFO, &sim::INFO]
 }
 
 /// Looks an engine up by name.

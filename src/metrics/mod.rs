@@ -1,9 +1,11 @@
 //! Measurement: operation kinds, per-thread recorders, latency summaries.
 
+pub mod pace;
 pub mod recorder;
 pub mod summary;
 
-pub use recorder::{KindStats, Recorder};
+pub use pace::PaceStats;
+pub use recorder::{KindStats, LatencySet, Recorder};
 pub use summary::{LatencySummary, QUANTILES};
 
 /// Every operation kind that gets its own latency histogram.
@@ -29,11 +31,14 @@ pub enum OpKind {
     Append,
     /// kv.delete_range
     DeleteRange,
+    /// A delete the harness issued when a key's lifetime ended (`kv.expire_after`):
+    /// counted as a primitive op, never as a unit.
+    Expire,
 }
 
 impl OpKind {
     /// Number of kinds.
-    pub const COUNT: usize = 10;
+    pub const COUNT: usize = 11;
 
     /// All kinds, in report order.
     pub const ALL: [OpKind; OpKind::COUNT] = [
@@ -47,6 +52,7 @@ impl OpKind {
         OpKind::Mdel,
         OpKind::Append,
         OpKind::DeleteRange,
+        OpKind::Expire,
     ];
 
     /// The name used in reports.
@@ -62,6 +68,7 @@ impl OpKind {
             OpKind::Mdel => "mdel",
             OpKind::Append => "append",
             OpKind::DeleteRange => "delete_range",
+            OpKind::Expire => "expire",
         }
     }
 
@@ -82,29 +89,12 @@ impl OpKind {
     }
 }
 
-/// One set of latency histograms and the tag that names it in reports. Closed-loop
-/// runs have a single untagged set. A mode that measures a second latency per kind
-/// (say, response time from each operation's intended start beside service time)
-/// adds a tagged set, and every sink already iterates sets, so it shows up in each
-/// without sink changes.
-#[derive(Debug, Clone, Copy)]
-pub struct LatencySet<'a> {
-    /// None for the plain set; else a word such as "response".
-    pub tag: Option<&'a str>,
-    /// The histograms and counters.
-    pub rec: &'a Recorder,
-}
-
-/// The latency sets of a recorder, in report order.
-pub fn latency_sets(rec: &Recorder) -> Vec<LatencySet<'_>> {
-    vec![LatencySet { tag: None, rec }]
-}
-
-/// How reports name an operation kind of a set: "get", or "get.response".
-pub fn op_label(kind: OpKind, tag: Option<&str>) -> String {
-    match tag {
-        None => kind.name().to_string(),
-        Some(t) => format!("{}.{t}", kind.name()),
+/// How reports name an operation kind's latency set: "get" for service time (the
+/// only set of a closed-loop run), "get.response" for response time.
+pub fn op_label(kind: OpKind, set: LatencySet) -> String {
+    match set {
+        LatencySet::Service => kind.name().to_string(),
+        other => format!("{}.{}", kind.name(), other.tag()),
     }
 }
 

@@ -2,14 +2,53 @@
 //!
 //! A recorder belongs to one worker and is written without synchronisation; recorders
 //! are merged exactly after the run (histogram addition is lossless).
+//!
+//! Two latencies exist per operation kind ([`LatencySet`]): the *service time* (the
+//! engine call, always recorded) and, in open-loop runs only, the *response time* (from
+//! the unit's intended start to the call's end, what a client would feel).
 
-use super::{Histogram, OpKind, new_histogram};
+use super::{Histogram, OpKind, PaceStats, new_histogram};
 
-/// Counters and the latency histogram of one operation kind.
+/// Which latency a histogram holds. Sinks tag every histogram with [`LatencySet::tag`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LatencySet {
+    /// The engine call alone, from just before it to just after (both modes).
+    Service,
+    /// From the unit's intended start on the paced schedule to the call's end: the
+    /// unit's schedule lag plus the call's service time (open-loop runs only).
+    Response,
+}
+
+impl LatencySet {
+    /// Both sets, in report order.
+    pub const ALL: [LatencySet; 2] = [LatencySet::Service, LatencySet::Response];
+
+    /// The tag sinks write ("service", "response").
+    pub fn tag(self) -> &'static str {
+        match self {
+            LatencySet::Service => "service",
+            LatencySet::Response => "response",
+        }
+    }
+
+    /// A heading for human reports.
+    pub fn heading(self) -> &'static str {
+        match self {
+            LatencySet::Service => "service time (the engine call)",
+            LatencySet::Response => "response time (from the unit's intended start, as a client would feel it)",
+        }
+    }
+}
+
+/// Counters and the latency histograms of one operation kind.
 #[derive(Debug, Clone)]
 pub struct KindStats {
-    /// One sample per call, in nanoseconds. Its length is the call count.
+    /// Service time: one sample per call, in nanoseconds. Its length is the call count.
     pub hist: Histogram,
+    /// Response time, one sample per call, allocated only in open-loop (paced) runs.
+    pub resp: Option<Histogram>,
+    /// Key and value bytes handed to the engine by writes (put, mput, append).
+    pub bytes: u64,
     /// Primitive operations: 1 per single-key call, range or scan; one per key of a
     /// multi-key call.
     pub prim_ops: u64,
@@ -31,6 +70,8 @@ impl KindStats {
     fn new() -> Self {
         KindStats {
             hist: new_histogram(),
+            resp: None,
+            bytes: 0,
             prim_ops: 0,
             hits: 0,
             misses: 0,
@@ -49,6 +90,10 @@ impl KindStats {
     /// Empties the stats, keeping the histogram's allocation.
     pub fn reset(&mut self) {
         self.hist.reset();
+        if let Some(resp) = self.resp.as_mut() {
+            resp.reset();
+        }
+        self.bytes = 0;
         self.prim_ops = 0;
         self.hits = 0;
         self.misses = 0;
@@ -58,9 +103,38 @@ impl KindStats {
         self.first_error = None;
     }
 
+    /// Records one response time (open loop).
+    #[inline]
+    pub fn record_response(&mut self, ns: u64) {
+        self.resp.get_or_insert_with(new_histogram).saturating_record(ns.max(1));
+    }
+
+    /// The histogram of `set`, if this kind has one.
+    pub fn latency(&self, set: LatencySet) -> Option<&Histogram> {
+        match set {
+            LatencySet::Service => Some(&self.hist),
+            LatencySet::Response => self.resp.as_ref(),
+        }
+    }
+
+    /// Every latency set this kind has, as (set, histogram): service always, response
+    /// in open-loop runs.
+    pub fn latency_sets(&self) -> impl Iterator<Item = (LatencySet, &Histogram)> {
+        LatencySet::ALL
+            .into_iter()
+            .filter_map(|set| self.latency(set).map(|h| (set, h)))
+    }
+
     /// Adds `other` into `self` exactly.
     pub fn merge(&mut self, other: &KindStats) {
         self.hist.add(&other.hist).expect("histograms share bounds");
+        if let Some(theirs) = &other.resp {
+            match &mut self.resp {
+                Some(mine) => mine.add(theirs).expect("histograms share bounds"),
+                None => self.resp = Some(theirs.clone()),
+            }
+        }
+        self.bytes += other.bytes;
         self.prim_ops += other.prim_ops;
         self.hits += other.hits;
         self.misses += other.misses;
@@ -80,6 +154,8 @@ impl KindStats {
 #[derive(Debug, Clone, Default)]
 pub struct Recorder {
     kinds: [Option<Box<KindStats>>; OpKind::COUNT],
+    /// How a paced worker kept its schedule (open-loop runs only).
+    pace: Option<Box<PaceStats>>,
 }
 
 impl Recorder {
@@ -120,6 +196,47 @@ impl Recorder {
         for (kind, stats) in other.used() {
             self.kind_mut(kind).merge(stats);
         }
+        if let Some(theirs) = &other.pace {
+            self.pace.get_or_insert_with(Default::default).merge(theirs);
+        }
+    }
+
+    /// Schedule statistics, in open-loop runs.
+    pub fn pace(&self) -> Option<&PaceStats> {
+        self.pace.as_deref()
+    }
+
+    /// Attaches a paced worker's schedule statistics (merged into any already here).
+    pub fn add_pace(&mut self, stats: &PaceStats) {
+        self.pace.get_or_insert_with(Default::default).merge(stats);
+    }
+
+    /// True when any kind has response times (an open-loop run).
+    pub fn has_response(&self) -> bool {
+        self.used().any(|(_, s)| s.resp.is_some())
+    }
+
+    /// Response times of `kind`, or of every kind merged when None; None when the
+    /// run was not paced.
+    pub fn response(&self, kind: Option<OpKind>) -> Option<Histogram> {
+        let mut out: Option<Histogram> = None;
+        for (k, s) in self.used() {
+            if kind.is_some_and(|want| want != k) {
+                continue;
+            }
+            if let Some(h) = &s.resp {
+                match &mut out {
+                    Some(all) => all.add(h).expect("histograms share bounds"),
+                    None => out = Some(h.clone()),
+                }
+            }
+        }
+        out
+    }
+
+    /// Key and value bytes written (put, mput, append).
+    pub fn write_bytes(&self) -> u64 {
+        self.used().map(|(_, s)| s.bytes).sum()
     }
 
     /// Total primitive operations over all kinds.
@@ -156,7 +273,7 @@ impl Recorder {
 
     /// True when nothing was recorded.
     pub fn is_empty(&self) -> bool {
-        self.used().next().is_none()
+        self.used().next().is_none() && self.pace.is_none()
     }
 
     /// Empties every kind, keeping the allocations, so an interval recorder can be
@@ -165,14 +282,17 @@ impl Recorder {
         for stats in self.kinds.iter_mut().flatten() {
             stats.reset();
         }
+        self.pace = None;
     }
 
-    /// Allocates (empty) every kind `other` has that `self` lacks, so that `self`
-    /// can later be recorded into without allocating.
+    /// Allocates (empty) every kind and latency set `other` has that `self` lacks,
+    /// so that `self` can later be recorded into without allocating.
     pub fn allocate_kinds_of(&mut self, other: &Recorder) {
         for (slot, theirs) in self.kinds.iter_mut().zip(&other.kinds) {
-            if slot.is_none() && theirs.is_some() {
-                *slot = Some(Box::new(KindStats::new()));
+            let Some(theirs) = theirs else { continue };
+            let mine = slot.get_or_insert_with(|| Box::new(KindStats::new()));
+            if mine.resp.is_none() && theirs.resp.is_some() {
+                mine.resp = Some(new_histogram());
             }
         }
     }
@@ -180,11 +300,7 @@ impl Recorder {
     /// An empty recorder with the same kinds allocated as `self`.
     pub fn empty_like(&self) -> Recorder {
         let mut r = Recorder::new();
-        for (slot, mine) in r.kinds.iter_mut().zip(&self.kinds) {
-            if mine.is_some() {
-                *slot = Some(Box::new(KindStats::new()));
-            }
-        }
+        r.allocate_kinds_of(self);
         r
     }
 }
@@ -224,6 +340,10 @@ mod tests {
         let mut grown = Recorder::new();
         grown.allocate_kinds_of(&r);
         assert!(grown.is_empty() && grown.kinds[OpKind::Put.index()].is_some());
+        r.record(OpKind::Get, 10, 1).record_response(99);
+        let paced = r.empty_like();
+        assert!(paced.kinds[OpKind::Get.index()].as_ref().unwrap().resp.is_some());
+        assert!(paced.kinds[OpKind::Put.index()].as_ref().unwrap().resp.is_none());
         r.reset();
         assert!(r.is_empty());
         assert!(r.kind(OpKind::Get).is_none());
@@ -233,6 +353,48 @@ mod tests {
         let mut total = Recorder::new();
         total.merge(&r);
         assert!(total.kinds[OpKind::Get.index()].is_none(), "merging skips empty kinds");
+    }
+
+    #[test]
+    fn response_times_merge_exactly_and_only_where_paced() {
+        let mut closed = Recorder::new();
+        closed.record(OpKind::Get, 100, 1);
+        assert!(!closed.has_response());
+        assert!(closed.response(None).is_none());
+        assert_eq!(closed.kind(OpKind::Get).unwrap().latency_sets().count(), 1);
+
+        let mut open = Recorder::new();
+        open.record(OpKind::Get, 100, 1).record_response(5_000);
+        open.record(OpKind::Put, 200, 1).record_response(7_000);
+        let sets: Vec<&str> = open
+            .kind(OpKind::Get)
+            .unwrap()
+            .latency_sets()
+            .map(|(s, _)| s.tag())
+            .collect();
+        assert_eq!(sets, vec!["service", "response"]);
+        let mut all = Recorder::new();
+        all.merge(&closed);
+        all.merge(&open);
+        all.merge(&open);
+        let get = all.kind(OpKind::Get).unwrap();
+        assert_eq!((get.count(), get.resp.as_ref().unwrap().len()), (3, 2));
+        assert_eq!(all.response(None).unwrap().len(), 4);
+        let put = all.response(Some(OpKind::Put)).unwrap();
+        assert_eq!((put.len(), put.equivalent(put.max(), 7_000)), (2, true));
+    }
+
+    #[test]
+    fn pace_stats_travel_with_the_recorder() {
+        let mut a = Recorder::new();
+        let mut p = PaceStats::default();
+        p.unit(1_000, true);
+        a.add_pace(&p);
+        assert!(!a.is_empty());
+        let mut all = Recorder::new();
+        all.merge(&a);
+        all.merge(&a);
+        assert_eq!(all.pace().unwrap().waited, 2);
     }
 
     #[test]

@@ -1,11 +1,13 @@
 //! The human report: a header, a latency table per point, throughput, and a summary
-//! table when the grid has more than one point.
+//! table when the grid has more than one point. Open-loop points get two tables,
+//! service time and response time, and their schedule figures ([`super::openloop`]).
 
 use std::io::{self, Write};
 
 use super::format::{duration_ns, percent, rate};
+use super::openloop;
 use super::{RunInfo, Sink};
-use crate::metrics::{LatencySummary, QUANTILES, Recorder};
+use crate::metrics::{LatencySet, LatencySummary, QUANTILES, Recorder};
 use crate::run::RunOutcome;
 use crate::run::result::{PointResult, PointStatus, SummaryRow};
 use crate::workload::Budget;
@@ -51,6 +53,7 @@ impl Sink for Console {
             None => "1 (or the workload's own sweep)".to_string(),
         };
         writeln!(self.out, "threads: {}  batch: {batch}", threads.join(","))?;
+        openloop::header(&mut self.out, info)?;
         for probe in &info.probes {
             writeln!(self.out, "[probe: {}]", probe.name)?;
             let width = probe.entries.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
@@ -77,6 +80,9 @@ impl Sink for Console {
         {
             coords.push_str(&format!(" {param}={value}"));
         }
+        if let Some(r) = &key.rate {
+            coords.push_str(&format!(" rate={} {}", r.label(), key.arrival));
+        }
         let runs = p.repeats.len();
         writeln!(
             out,
@@ -97,6 +103,10 @@ impl Sink for Console {
             )?;
         }
         if p.merged.is_empty() {
+            openloop::warmup(out, p)?;
+            if let Some(report) = &p.slo {
+                openloop::slo_evidence(out, report)?;
+            }
             if let PointStatus::Failed(msg) = &p.status {
                 writeln!(out, "FAILED: {msg}")?;
             }
@@ -108,11 +118,11 @@ impl Sink for Console {
         if p.phases.len() > 1 {
             for (name, rec) in &p.phases {
                 writeln!(out, "phase {name}:")?;
-                latency_table(out, rec)?;
+                latency_tables(out, rec)?;
             }
             writeln!(out, "all phases:")?;
         }
-        latency_table(out, &p.merged)?;
+        latency_tables(out, &p.merged)?;
         if let Some(hit) = p.merged.hit_rate() {
             writeln!(out, "get hit rate: {}", percent(hit))?;
         }
@@ -138,6 +148,11 @@ impl Sink for Console {
         }
         if runs > 0 {
             throughput(out, p)?;
+            openloop::pace(out, p)?;
+        }
+        openloop::warmup(out, p)?;
+        if let Some(report) = &p.slo {
+            openloop::slo_evidence(out, report)?;
         }
         match &p.status {
             PointStatus::Ok => {}
@@ -151,6 +166,7 @@ impl Sink for Console {
         if outcome.rows.len() > 1 {
             summary(&mut self.out, &outcome.rows)?;
         }
+        openloop::slo_summary(&mut self.out, &outcome.rows)?;
         for e in &outcome.other_errors {
             writeln!(self.out, "error: {e}")?;
         }
@@ -158,15 +174,29 @@ impl Sink for Console {
     }
 }
 
+/// One latency table, or in an open-loop run two: service time, then response time,
+/// each under its heading.
+fn latency_tables(out: &mut dyn Write, rec: &Recorder) -> io::Result<()> {
+    if !rec.has_response() {
+        return latency_table(out, rec, LatencySet::Service);
+    }
+    for set in LatencySet::ALL {
+        writeln!(out, "{}:", set.heading())?;
+        latency_table(out, rec, set)?;
+    }
+    Ok(())
+}
+
 /// `op count mean p50 p90 p99 p99.9 p99.99 max`, one row per operation kind used.
-fn latency_table(out: &mut dyn Write, rec: &Recorder) -> io::Result<()> {
+fn latency_table(out: &mut dyn Write, rec: &Recorder, set: LatencySet) -> io::Result<()> {
     write!(out, "{:<13}{:>10}{:>11}", "op", "count", "mean")?;
     for (label, _) in QUANTILES {
         write!(out, "{label:>11}")?;
     }
     writeln!(out, "{:>11}", "max")?;
     for (kind, stats) in rec.used() {
-        let s = LatencySummary::of(&stats.hist);
+        let Some(hist) = stats.latency(set) else { continue };
+        let s = LatencySummary::of(hist);
         write!(out, "{:<13}{:>10}{:>11}", kind.name(), s.count, duration_ns(s.mean))?;
         for q in s.quantiles {
             write!(out, "{:>11}", duration_ns(q as f64))?;
@@ -214,12 +244,17 @@ fn throughput(out: &mut dyn Write, p: &PointResult) -> io::Result<()> {
 }
 
 fn summary(out: &mut dyn Write, rows: &[SummaryRow]) -> io::Result<()> {
+    let open = rows.iter().any(|r| r.key.rate.is_some());
     writeln!(out, "\n=== summary ===")?;
-    writeln!(
+    write!(
         out,
-        "{:<14} {:<10} {:>7} {:>6} {:<16} {:>12} {:>23} {:>12} {:>7}  status",
+        "{:<14} {:<10} {:>7} {:>6} {:<16} {:>12} {:>23} {:>12} {:>7}",
         "workload", "engine", "threads", "batch", "sweep", "wu/s", "wu/s min-max", "ops/s", "errors"
     )?;
+    if open {
+        openloop::summary_heads(out)?;
+    }
+    writeln!(out, "  status")?;
     for r in rows {
         let (param, value) = r.key.sweep_columns();
         let sweep = if param == "-" {
@@ -232,9 +267,9 @@ fn summary(out: &mut dyn Write, rows: &[SummaryRow]) -> io::Result<()> {
         } else {
             "-".to_string()
         };
-        writeln!(
+        write!(
             out,
-            "{:<14} {:<10} {:>7} {:>6} {:<16} {:>12} {:>23} {:>12} {:>7}  {}",
+            "{:<14} {:<10} {:>7} {:>6} {:<16} {:>12} {:>23} {:>12} {:>7}",
             r.key.workload,
             r.key.engine,
             r.key.threads,
@@ -244,8 +279,11 @@ fn summary(out: &mut dyn Write, rows: &[SummaryRow]) -> io::Result<()> {
             range,
             rate(r.ops.median),
             r.errors,
-            r.status.word()
         )?;
+        if open {
+            openloop::summary_cells(out, r)?;
+        }
+        writeln!(out, "  {}", r.status.word())?;
     }
     Ok(())
 }

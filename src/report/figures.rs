@@ -70,6 +70,8 @@ mod tests {
             wall_ns,
             units,
             prim_ops: units,
+            warmup_units: 0,
+            bytes: 0,
         }
     }
 
@@ -91,6 +93,8 @@ mod tests {
                 batch: 1,
                 batched: false,
                 sweep: None,
+                rate: None,
+                arrival: Default::default(),
             },
             status: PointStatus::Ok,
             repeats: vec![
@@ -107,6 +111,7 @@ mod tests {
             ],
             merged,
             phases: vec![("warm".into(), load), ("read".into(), read)],
+            slo: None,
         };
         let views = phase_views(&p);
         let names: Vec<&str> = views.iter().map(|v| v.name).collect();

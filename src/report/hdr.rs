@@ -16,7 +16,7 @@ use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 
 use super::{RunInfo, Sink};
-use crate::metrics::{latency_sets, op_label};
+use crate::metrics::op_label;
 use crate::run::RunOutcome;
 use crate::run::result::{PointKey, PointResult};
 use crate::run::sampler::Sample;
@@ -89,6 +89,9 @@ impl Hdr {
         if let Some((param, value)) = &key.sweep {
             sweep = format!(" {param}={value}");
         }
+        if let Some(rate) = &key.rate {
+            sweep.push_str(&format!(" rate={} ({} arrivals)", rate.text, key.arrival.name()));
+        }
         let header = format!(
             "kvmark {} interval histograms, point {seq}: workload={} engine={} ({}) threads={} batch={}{sweep}\n\
              tags are <phase>.<op>; values are nanoseconds; timestamps are seconds since BaseTime",
@@ -116,6 +119,9 @@ pub fn file_name(seq: usize, key: &PointKey) -> String {
         && param != "batch"
     {
         name.push_str(&format!("-{param}{value}"));
+    }
+    if let Some(rate) = &key.rate {
+        name.push_str(&format!("-r{}", rate.text));
     }
     let safe: String = name
         .chars()
@@ -155,13 +161,13 @@ impl Sink for Hdr {
             let mut log = IntervalLogWriterBuilder::new().begin_log_with(&mut out, &mut serializer)?;
             // Tags may not hold spaces or commas.
             let phase = s.phase.replace([' ', ',', '\r', '\n'], "_");
-            for (set, (kind, stats)) in latency_sets(rec)
-                .into_iter()
-                .flat_map(|set| set.rec.used().map(move |k| (set, k)))
+            for (kind, set, hist) in rec
+                .used()
+                .flat_map(|(kind, stats)| stats.latency_sets().map(move |(set, h)| (kind, set, h)))
             {
-                let tag = format!("{phase}.{}", op_label(kind, set.tag));
+                let tag = format!("{phase}.{}", op_label(kind, set));
                 let tag = Tag::new(&tag).ok_or_else(|| io::Error::other(format!("bad tag {tag}")))?;
-                log.write_histogram(&stats.hist, start, length, Some(tag))
+                log.write_histogram(hist, start, length, Some(tag))
                     .map_err(|e| io::Error::other(e.to_string()))?;
             }
             Ok(())

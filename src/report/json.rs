@@ -8,9 +8,10 @@ use serde_json::{Map, Value, json};
 
 use super::figures::{hit_rate, phase_views};
 use super::{RunInfo, Sink};
-use crate::metrics::{KindStats, LatencySummary, QUANTILES, Recorder, latency_sets};
+use crate::metrics::{Histogram, KindStats, LatencySet, LatencySummary, PaceStats, QUANTILES, Recorder};
 use crate::run::RunOutcome;
 use crate::run::result::{PointResult, PointStatus, RepeatRun, SeedResult, Spread};
+use crate::run::slo::SloReport;
 use crate::workload::{Budget, SweepValue};
 
 /// Version of the document's layout; bumped when a field changes meaning.
@@ -58,7 +59,27 @@ fn seed(s: &SeedResult) -> Value {
     })
 }
 
-fn op(name: &str, tag: Option<&str>, st: &KindStats) -> Value {
+/// Mean, spread and every reported percentile of one histogram.
+fn distribution(h: &Histogram) -> Value {
+    let s = LatencySummary::of(h);
+    let mut pct = Map::new();
+    for ((label, _), v) in QUANTILES.iter().zip(s.quantiles) {
+        pct.insert((*label).to_string(), json!(v));
+    }
+    json!({
+        "count": s.count,
+        "mean_ns": s.mean,
+        "stdev_ns": if s.count > 0 { h.stdev() } else { 0.0 },
+        "min_ns": s.min,
+        "max_ns": s.max,
+        "percentiles_ns": pct,
+    })
+}
+
+/// An operation kind: its counters, its service-time distribution at the top level
+/// (the engine call; the only latency of a closed-loop run), and `response` (from each
+/// unit's intended start) in open-loop runs.
+fn op(name: &str, st: &KindStats) -> Value {
     let s = LatencySummary::of(&st.hist);
     let mut pct = Map::new();
     for ((label, _), v) in QUANTILES.iter().zip(s.quantiles) {
@@ -66,7 +87,6 @@ fn op(name: &str, tag: Option<&str>, st: &KindStats) -> Value {
     }
     json!({
         "op": name,
-        "latency": tag,
         "count": s.count,
         "prim_ops": st.prim_ops,
         "hits": st.hits,
@@ -81,16 +101,39 @@ fn op(name: &str, tag: Option<&str>, st: &KindStats) -> Value {
         "min_ns": s.min,
         "max_ns": s.max,
         "percentiles_ns": pct,
+        "bytes": st.bytes,
+        "response": st.latency(LatencySet::Response).map(distribution),
     })
 }
 
 fn ops(rec: &Recorder) -> Value {
-    Value::Array(
-        latency_sets(rec)
-            .into_iter()
-            .flat_map(|set| set.rec.used().map(move |(k, st)| op(k.name(), set.tag, st)))
-            .collect(),
-    )
+    Value::Array(rec.used().map(|(k, st)| op(k.name(), st)).collect())
+}
+
+fn pace(p: &PaceStats) -> Value {
+    json!({
+        "waited": p.waited,
+        "late": p.late,
+        "max_lag_ns": p.max_lag_ns,
+        "final_lag_ns": p.final_lag_ns,
+        "start_accuracy": distribution(&p.accuracy),
+    })
+}
+
+fn slo(r: &SloReport) -> Value {
+    json!({
+        "objective": r.slo.text,
+        "probe_secs": r.probe_secs,
+        "capacity_wu_per_s": r.capacity,
+        "best_wu_per_s": r.best,
+        "probes": r.probes.iter().map(|p| json!({
+            "target": p.target,
+            "achieved": p.achieved,
+            "value_ns": p.value_ns,
+            "final_lag_ns": p.final_lag_ns,
+            "pass": p.pass,
+        })).collect::<Vec<_>>(),
+    })
 }
 
 fn repeat(r: &RepeatRun) -> Value {
@@ -105,6 +148,8 @@ fn repeat(r: &RepeatRun) -> Value {
                 "prim_ops": p.prim_ops,
                 "wu_per_s": crate::run::result::per_sec(p.units, p.wall_ns),
                 "ops_per_s": crate::run::result::per_sec(p.prim_ops, p.wall_ns),
+                "warmup_units": p.warmup_units,
+                "bytes": p.bytes,
             })
         })
         .collect();
@@ -148,6 +193,13 @@ pub fn point(p: &PointResult) -> Value {
         "error": match &p.status { PointStatus::Failed(m) => Some(m.as_str()), _ => None },
         "wu_per_s": spread(p.wu_per_sec()),
         "ops_per_s": spread(p.ops_per_sec()),
+        "rate": key.rate.as_ref().map(|r| json!({ "text": r.text, "per_s": r.per_sec, "bytes": r.bytes })),
+        "arrival": key.rate.as_ref().map(|_| key.arrival.name()),
+        "achieved": p.achieved().map(spread),
+        "bytes_per_s": spread(p.bytes_per_sec()),
+        "warmup_units": p.warmup_units(),
+        "pace": p.merged.pace().map(pace),
+        "slo": p.slo.as_ref().map(slo),
         "hit_rate": p.merged.hit_rate(),
         "errors": p.errors(),
         "retries": p.merged.retries(),

@@ -9,6 +9,7 @@ pub mod figures;
 pub mod format;
 pub mod hdr;
 pub mod json;
+pub mod openloop;
 pub mod setup;
 pub mod timeline;
 pub mod tsv;
@@ -16,11 +17,14 @@ pub mod tsv;
 use std::io;
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
 use crate::probe::Probe;
 use crate::run::RunOutcome;
+use crate::run::pace::{Arrival, Rate};
 use crate::run::result::PointResult;
 use crate::run::sampler::{Sample, SampleSink};
+use crate::run::slo::Slo;
 use crate::workload::Budget;
 
 /// What a run is, for report headers.
@@ -62,6 +66,14 @@ pub struct RunInfo {
     pub command: Vec<String>,
     /// What the probes found.
     pub probes: Vec<Probe>,
+    /// Open-loop target rates swept (empty: closed loop).
+    pub rates: Vec<Rate>,
+    /// How paced units arrive.
+    pub arrival: Arrival,
+    /// Warm-up excluded from each measurement.
+    pub warmup: Option<Duration>,
+    /// The SLO searched for, if any, and the seconds per probe.
+    pub slo: Option<(Slo, f64)>,
 }
 
 /// A report destination.

@@ -9,7 +9,7 @@ use crate::run::result::PointResult;
 use crate::run::sampler::Sample;
 
 /// Every column, in order. The first nine are keybench's.
-pub const COLUMNS: [&str; 12] = [
+pub const COLUMNS: [&str; 14] = [
     "workload",
     "engine",
     "threads",
@@ -23,6 +23,8 @@ pub const COLUMNS: [&str; 12] = [
     "batch",
     "repeat",
     "interval_s",
+    "rate",
+    "measurement",
 ];
 
 /// Writes timeline rows to any writer.
@@ -68,7 +70,17 @@ impl Sink for Timeline {
             tsv_field(s.phase),
             s.elapsed_s
         );
-        let tail = format!("{}\t{}\t{:.3}", key.batch, s.repeat, s.elapsed_s - s.start_s);
+        let rate = key
+            .rate
+            .as_ref()
+            .map_or_else(|| "-".to_string(), |r| tsv_field(&r.text));
+        let tail = format!(
+            "{}\t{}\t{:.3}\t{rate}\t{}",
+            key.batch,
+            s.repeat,
+            s.elapsed_s - s.start_s,
+            s.point_seq
+        );
         for (name, v) in s.metrics {
             writeln!(self.out, "{lead}\t{}\t{}\t{tail}", tsv_field(name), value(*v))?;
         }

@@ -1,17 +1,17 @@
-//! `tsv`: one row per operation kind per phase per grid point, written as each point
-//! finishes. keybench's columns come first, in its order, so its scripts keep
+//! `tsv`: one row per operation kind (and latency set) per phase per grid point,
+//! written as each point finishes. keybench's columns come first, in its order, so its scripts keep
 //! working; kvmark's own columns follow.
 
 use std::io::{self, Write};
 
 use super::figures::{err_rate, hit_rate, phase_views};
 use super::{RunInfo, Sink, tsv_field};
-use crate::metrics::{LatencySummary, OpKind, latency_sets, op_label};
+use crate::metrics::{LatencySummary, OpKind};
 use crate::run::RunOutcome;
 use crate::run::result::PointResult;
 
 /// Every column, in order. The first 15 are keybench's.
-pub const COLUMNS: [&str; 39] = [
+pub const COLUMNS: [&str; 45] = [
     "workload",
     "engine",
     "threads",
@@ -52,6 +52,12 @@ pub const COLUMNS: [&str; 39] = [
     "seed_keys",
     "seed_s",
     "seed_keys_per_s",
+    "latency",
+    "rate",
+    "arrival",
+    "achieved",
+    "warmup_units",
+    "bytes_per_s",
 ];
 
 /// Writes point rows to any writer.
@@ -85,12 +91,14 @@ impl Sink for Tsv {
         let (param, value) = key.sweep_columns();
         let seed = p.seed();
         for view in phase_views(p) {
-            let kinds: Vec<_> = latency_sets(view.rec)
-                .into_iter()
-                .flat_map(|set| {
-                    set.rec
-                        .used()
-                        .map(move |(k, st)| (k, op_label(k, set.tag), st, LatencySummary::of(&st.hist)))
+            // One row per operation kind and latency set (service time; response time
+            // too in open-loop runs).
+            let kinds: Vec<_> = view
+                .rec
+                .used()
+                .flat_map(|(k, st)| {
+                    st.latency_sets()
+                        .map(move |(set, h)| (k, set, st, LatencySummary::of(h)))
                 })
                 .collect();
             // A point that recorded nothing (it failed early) still gets a row, so its
@@ -110,10 +118,10 @@ impl Sink for Tsv {
                     tsv_field(&value),
                 ]);
                 match op {
-                    Some((kind, label, stats, s)) => {
+                    Some((kind, _, stats, s)) => {
                         let lookups = matches!(kind, OpKind::Get | OpKind::Mget);
                         c.extend([
-                            label.clone(),
+                            kind.name().to_string(),
                             s.count.to_string(),
                             s.p50().to_string(),
                             s.p99().to_string(),
@@ -169,6 +177,23 @@ impl Sink for Tsv {
                     ]),
                     None => c.extend(dash(3)),
                 }
+                c.extend([
+                    match op {
+                        Some((_, set, _, _)) => set.tag().to_string(),
+                        None => "-".to_string(),
+                    },
+                    key.rate
+                        .as_ref()
+                        .map_or_else(|| "-".to_string(), |r| tsv_field(&r.text)),
+                    if key.rate.is_some() {
+                        key.arrival.name().to_string()
+                    } else {
+                        "-".to_string()
+                    },
+                    opt(p.achieved().map(|a| a.median), 3),
+                    p.warmup_units().to_string(),
+                    format!("{:.3}", p.bytes_per_sec().median),
+                ]);
                 debug_assert_eq!(c.len(), COLUMNS.len());
                 writeln!(self.out, "{}", c.join("\t"))?;
             }

@@ -11,6 +11,10 @@
 //! epoch once per chunk; when it changed, the worker leaves its interval recorder in
 //! its mailbox and continues with an emptied spare. That lock is taken once per
 //! sample interval per thread, never per operation.
+//!
+//! With a [`PaceSpec`] each worker paces its own units ([`super::pace`]). A warm-up
+//! ends when the main thread clears [`Live::warming`]: each worker then drops what it
+//! recorded at its next chunk boundary, and the step's time starts at the first cut.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -25,6 +29,7 @@ use crate::workload::{Budget, Params, Program, SweepValue, ThreadCtx, Workload, 
 
 use super::kv::Kv;
 pub use super::live::{Live, Mailbox, Piece};
+use super::pace::{PaceSpec, StopSignal};
 use super::sampler::{Sampler, SamplerCtx, ThreadEnd};
 
 /// Chunks aim to take between these many nanoseconds: long enough that per-chunk
@@ -50,6 +55,8 @@ pub enum Step {
         name: String,
         /// Units across all threads, or seconds.
         budget: Budget,
+        /// This phase's own pacing (a spec group's rate), overriding the crew's.
+        pace: Option<PaceSpec>,
     },
 }
 
@@ -68,9 +75,11 @@ impl Step {
 pub struct StepOutcome {
     /// Wall time from the common start to the last thread's end.
     pub wall_ns: u64,
-    /// Units completed (0 for a load step).
+    /// Units completed after the warm-up (0 for a load step).
     pub units: u64,
-    /// Units per thread.
+    /// Units the warm-up excluded (run, but not reported).
+    pub warmup_units: u64,
+    /// Units per thread, after the warm-up.
     pub thread_units: Vec<u64>,
     /// All threads' recorders merged.
     pub rec: Recorder,
@@ -131,6 +140,21 @@ pub struct Crew<'a> {
     pub abort: &'a Arc<AtomicBool>,
     /// The timeline sampler's settings, when this measurement is sampled.
     pub sampler: Option<SamplerCtx<'a>>,
+    /// Open loop: the target rate and arrivals every timed step is paced on.
+    pub pace: Option<PaceSpec>,
+    /// Excluded from the figures: this long at the start of the first timed step.
+    pub warmup: Option<Duration>,
+}
+
+/// How a worker's units in one step divide around the warm-up: all units, those
+/// before the cut (all when the step ended within the warm-up), the cut's raw time, and
+/// whether the worker is still warming up.
+#[derive(Debug, Clone, Copy, Default)]
+struct Ran {
+    units: u64,
+    warm: u64,
+    cut: Option<u64>,
+    warming: bool,
 }
 
 enum Msg {
@@ -139,7 +163,7 @@ enum Msg {
         step: usize,
         thread: usize,
         end_raw: u64,
-        units: u64,
+        ran: Ran,
         rec: Recorder,
         error: Option<WorkloadError>,
     },
@@ -191,11 +215,17 @@ pub fn share(total: u64, threads: usize, t: usize) -> u64 {
     total / n + u64::from((t as u64) < total % n)
 }
 
+/// The step the warm-up applies to: the first timed one.
+fn warm_step(crew: &Crew<'_>, steps: &[Step]) -> Option<usize> {
+    crew.warmup?;
+    steps.iter().position(|s| matches!(s, Step::Run { .. }))
+}
+
 /// Runs `steps` on the crew's threads and gathers their results.
 pub fn run(crew: &Crew<'_>, steps: &[Step], monitor: &mut dyn Monitor) -> CrewOutcome {
     let n = crew.threads;
     let gate = Gate::new();
-    let stop_before = AtomicUsize::new(0); // steps with index < this value must stop
+    let stop_before = Arc::new(AtomicUsize::new(0)); // steps with index < this value must stop
     let live = Live::new(n, crew.sampler.as_ref().is_some_and(|c| c.interval.is_some()));
     let sampler = crew
         .sampler
@@ -243,6 +273,7 @@ fn lead(
     monitor: &mut dyn Monitor,
     sampler: Option<&Sampler<'_>>,
 ) -> CrewOutcome {
+    let warm_step = warm_step(crew, steps);
     let n = crew.threads;
     let mut out = CrewOutcome {
         steps: Vec::new(),
@@ -277,8 +308,11 @@ fn lead(
         if let Some(s) = sampler {
             s.prepare_step();
         }
+        let warm_for = crew.warmup.filter(|_| warm_step == Some(i));
+        live.warming.store(warm_for.is_some(), Ordering::Relaxed);
         monitor.step_started(step, live);
         let began = Instant::now();
+        let warm_until = warm_for.map(|w| began + w);
         let deadline = match step {
             Step::Run {
                 budget: Budget::Secs(s),
@@ -296,10 +330,12 @@ fn lead(
         let mut merged = StepOutcome {
             wall_ns: 0,
             units: 0,
+            warmup_units: 0,
             thread_units: vec![0; n],
             rec: Recorder::new(),
         };
         let mut end_raw = start_raw;
+        let mut first_cut: Option<u64> = None;
         let mut finished = 0;
         let mut next_tick = began + Duration::from_secs(1);
         while finished < n {
@@ -308,12 +344,15 @@ fn lead(
             if let Some(d) = deadline {
                 wake = wake.min(d);
             }
+            if let Some(w) = warm_until.filter(|_| live.warming.load(Ordering::Relaxed)) {
+                wake = wake.min(w);
+            }
             match rx.recv_timeout(wake.saturating_duration_since(now)) {
                 Ok(Msg::StepDone {
                     step: s,
                     thread,
                     end_raw: end,
-                    units,
+                    ran,
                     rec,
                     error,
                 }) => {
@@ -322,11 +361,16 @@ fn lead(
                     end_raw = end_raw.max(end);
                     ends[thread] = Some(ThreadEnd {
                         end_raw: end,
-                        units,
+                        // Warm-up included: the sampler's rates count every unit run.
+                        units: ran.units,
                         prim_ops: rec.prim_ops(),
                     });
-                    merged.units += units;
-                    merged.thread_units[thread] = units;
+                    if let Some(cut) = ran.cut {
+                        first_cut = Some(first_cut.map_or(cut, |c: u64| c.min(cut)));
+                    }
+                    merged.units += ran.units - ran.warm;
+                    merged.warmup_units += ran.warm;
+                    merged.thread_units[thread] = ran.units - ran.warm;
                     merged.rec.merge(&rec);
                     if let Some(e) = error {
                         // One failure stops the others; the first message wins.
@@ -348,6 +392,9 @@ fn lead(
                 }
             }
             let now = Instant::now();
+            if warm_until.is_some_and(|w| now >= w) {
+                live.warming.store(false, Ordering::Relaxed);
+            }
             if deadline.is_some_and(|d| now >= d) {
                 stop_before.store(i + 1, Ordering::Relaxed);
             }
@@ -362,9 +409,16 @@ fn lead(
                 next_tick += Duration::from_secs(1);
             }
         }
-        merged.wall_ns = crew.clock.delta_as_nanos(start_raw, end_raw);
+        // With a warm-up, the measured time starts at the earliest cut (none: the
+        // whole step was warm-up and nothing was measured).
+        let measured_from = match warm_until {
+            Some(_) => first_cut.unwrap_or(end_raw),
+            None => start_raw,
+        };
+        merged.wall_ns = crew.clock.delta_as_nanos(measured_from, end_raw);
         if let Some(s) = sampler {
-            // Everything workers handed over mid-step belongs to the step too.
+            // Everything workers handed over mid-step belongs to the step too (the
+            // sampler keeps back what was handed over during a warm-up).
             let handed = s.end_step(&merged.rec, &ends, end_raw);
             merged.rec.merge(&handed);
         }
@@ -384,9 +438,13 @@ fn worker(
     t: usize,
     tx: mpsc::Sender<Msg>,
     gate: &Gate,
-    stop_before: &AtomicUsize,
+    stop_before: &Arc<AtomicUsize>,
     live: &Live,
 ) {
+    let paced = crew.pace.is_some() || steps.iter().any(|s| matches!(s, Step::Run { pace: Some(_), .. }));
+    if paced && let Err(e) = crate::clock::precise_sleeps() {
+        eprintln!("kvmark: warning: cannot set timer slack ({e}); paced waits may overshoot by about 50 us");
+    }
     let ready = crew
         .store
         .session()
@@ -413,25 +471,36 @@ fn worker(
         }
     };
 
+    let warm_step = warm_step(crew, steps);
     let mut iter = 0u64;
     for (i, step) in steps.iter().enumerate() {
         if !gate.wait(i) {
             break;
         }
+        let mut ran = Ran {
+            warming: warm_step == Some(i),
+            ..Ran::default()
+        };
         let result = match step {
             Step::Load => {
                 if live.sampled {
                     program.kv().publish_writes(Some(Arc::clone(&live.keys[t])));
                 }
-                let r = program.load().map(|()| 0).map_err(|e| (0, e));
+                let r = program.load();
                 program.kv().publish_writes(None);
                 r
             }
-            Step::Run { phase, budget, .. } => {
+            Step::Run {
+                phase, budget, pace, ..
+            } => {
                 let quota = match budget {
                     Budget::Ops(total) => Some(share(*total, crew.threads, t)),
                     Budget::Secs(_) => None,
                 };
+                if let Some(spec) = pace.as_ref().or(crew.pace.as_ref()) {
+                    let stop = StopSignal::new(Arc::clone(stop_before), i);
+                    program.kv().start_pacing(spec, crew.threads, t, stop);
+                }
                 run_units(
                     crew,
                     program.as_mut(),
@@ -442,22 +511,26 @@ fn worker(
                     stop_before,
                     live,
                     t,
+                    &mut ran,
                 )
             }
         };
         let end_raw = crew.clock.raw();
-        let rec = program.kv().take_recorder();
-        let (units, error) = match result {
-            Ok(units) => (units, None),
-            Err((units, e)) => (units, Some(e)),
-        };
+        let mut rec = program.kv().take_recorder();
+        program.kv().end_pacing();
+        if ran.warming {
+            // The step ended within the warm-up: everything it ran is excluded.
+            ran.warm = ran.units;
+            rec = Recorder::new();
+        }
+        let error = result.err();
         let failed = error.is_some();
         if tx
             .send(Msg::StepDone {
                 step: i,
                 thread: t,
                 end_raw,
-                units,
+                ran,
                 rec,
                 error,
             })
@@ -472,7 +545,8 @@ fn worker(
 }
 
 /// Runs units in adaptive chunks until the quota is done, the phase is exhausted, or
-/// the step is stopped. Returns units done, with the error that ended it if any.
+/// the step is stopped, counting them into `ran` (and cutting the warm-up there).
+/// Returns the error that ended it, if any.
 #[allow(clippy::too_many_arguments)]
 fn run_units(
     crew: &Crew<'_>,
@@ -484,7 +558,8 @@ fn run_units(
     stop_before: &AtomicUsize,
     live: &Live,
     t: usize,
-) -> Result<u64, (u64, WorkloadError)> {
+    ran: &mut Ran,
+) -> Result<(), WorkloadError> {
     let clock = crew.clock;
     let counter = &live.units[t];
     let mut done = 0u64;
@@ -502,16 +577,33 @@ fn run_units(
             None => chunk,
         };
         let t0 = clock.raw();
-        let got = program.run(phase, *iter + 1, want).map_err(|e| (done, e))?;
+        let result = program.run(phase, *iter + 1, want);
         let t1 = clock.raw();
+        let got = match result {
+            Ok(got) => got,
+            Err(e) => {
+                ran.units = done;
+                return Err(e);
+            }
+        };
         let took = clock.delta_as_nanos(t0, t1);
         done += got;
         *iter += got;
+        ran.units = done;
         counter.store(done, Ordering::Relaxed);
+        if ran.warming && !live.warming.load(Ordering::Relaxed) {
+            // The warm-up is over: drop what it recorded and count afresh from here.
+            ran.warming = false;
+            ran.warm = done;
+            ran.cut = Some(t1);
+            drop(program.kv().take_recorder());
+        }
         let now_epoch = live.epoch.load(Ordering::Relaxed);
         if now_epoch != epoch {
+            // After any warm-up cut above, so a piece is marked warm-up only when
+            // everything in it was recorded during the warm-up.
             epoch = now_epoch;
-            live.hand_over(t, program.kv(), done - handed, t1);
+            live.hand_over(t, program.kv(), done - handed, t1, ran.warming);
             handed = done;
         }
         if got < want {
@@ -523,7 +615,7 @@ fn run_units(
             chunk = (chunk / 2).max(1);
         }
     }
-    Ok(done)
+    Ok(())
 }
 
 #[cfg(test)]

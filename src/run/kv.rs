@@ -5,6 +5,13 @@
 //! the sample in this worker's recorder. Nothing else happens between the two clock
 //! reads: building Lua tables from results, copying keys out of Lua, and so on stay
 //! outside the timed region.
+//!
+//! In an open-loop run a [`Pacer`] is attached (see `kv/open.rs`): every program calls
+//! [`Kv::begin_unit`] before each unit, which waits for the unit's intended start and
+//! issues due key expiries; each call then also records its response time, the unit's
+//! schedule lag plus the call's service time.
+
+mod open;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -13,6 +20,8 @@ use std::time::Duration;
 use crossbeam_utils::CachePadded;
 use quanta::Clock;
 
+use super::expiry::Expiries;
+use super::pace::Pacer;
 use crate::engine::{EngineResult, ErrorKind, Existed, Rows, ScanFn, Session, Values};
 use crate::metrics::{OpKind, Recorder};
 
@@ -29,15 +38,28 @@ pub struct Kv {
     get_buf: Vec<u8>,
     rows: Rows,
     values: Values,
+    /// Raw clock at creation: the origin of schedule and expiry times.
+    origin: u64,
+    /// Raw clock at the end of the latest timed call (or wait): the freshest time
+    /// known without reading the clock again.
+    last_end: u64,
+    /// Key and value bytes written since creation (pacing by bytes).
+    written: u64,
+    /// The schedule, in open-loop runs.
+    pacer: Option<Box<Pacer>>,
+    /// Deletes owed to key lifetimes.
+    expiries: Expiries,
     /// While a sampled seed runs: keys written so far, published for the timeline.
     /// A seed is one long load() call with no chunk boundaries, so this relaxed store
     /// to the thread's own cache line is the only way to see its progress.
-    written: Option<(Arc<CachePadded<AtomicU64>>, u64)>,
+    seed_progress: Option<(Arc<CachePadded<AtomicU64>>, u64)>,
 }
 
-/// Reads a clock-raw timestamp pair into nanoseconds and records the call.
+/// Reads a clock-raw timestamp pair into nanoseconds and records the call (and, when
+/// paced, its response time: the unit's lag plus this service time). `$bytes` are the
+/// key and value bytes a write hands to the engine (0 for other kinds).
 macro_rules! timed {
-    ($self:ident, $kind:expr, $prim:expr, $call:expr) => {{
+    ($self:ident, $kind:expr, $prim:expr, $bytes:expr, $call:expr) => {{
         let mut retries = 0u64;
         let start = $self.clock.raw();
         let result = loop {
@@ -50,7 +72,18 @@ macro_rules! timed {
             }
         };
         let end = $self.clock.raw();
-        let stats = $self.rec.record($kind, $self.clock.delta_as_nanos(start, end), $prim);
+        $self.last_end = end;
+        let ns = $self.clock.delta_as_nanos(start, end);
+        let lag = match $self.pacer.as_deref_mut() {
+            None => None,
+            Some(p) => Some(p.lag(&$self.clock, start)),
+        };
+        let stats = $self.rec.record($kind, ns, $prim);
+        if let Some(lag) = lag {
+            stats.record_response(lag + ns);
+        }
+        stats.bytes += $bytes;
+        $self.written += $bytes;
         stats.retries += retries;
         if let Err(e) = &result {
             stats.errors += 1;
@@ -74,6 +107,7 @@ fn backoff(attempt: u64) {
 impl Kv {
     /// Wraps a session. `abort` stops busy retries when the run is abandoned.
     pub fn new(session: Box<dyn Session>, clock: Clock, abort: Arc<AtomicBool>) -> Self {
+        let origin = clock.raw();
         Kv {
             session,
             clock,
@@ -82,19 +116,24 @@ impl Kv {
             get_buf: Vec::new(),
             rows: Rows::default(),
             values: Values::default(),
-            written: None,
+            origin,
+            last_end: origin,
+            written: 0,
+            pacer: None,
+            expiries: Expiries::default(),
+            seed_progress: None,
         }
     }
 
     /// Publishes the count of keys written (put, mput keys, append) to `counter` after
     /// every write, or stops publishing with None. Used only around a sampled seed.
     pub fn publish_writes(&mut self, counter: Option<Arc<CachePadded<AtomicU64>>>) {
-        self.written = counter.map(|c| (c, 0));
+        self.seed_progress = counter.map(|c| (c, 0));
     }
 
     #[inline]
     fn wrote(&mut self, keys: u64) {
-        if let Some((counter, n)) = &mut self.written {
+        if let Some((counter, n)) = &mut self.seed_progress {
             *n += keys;
             counter.store(*n, Ordering::Relaxed);
         }
@@ -111,9 +150,17 @@ impl Kv {
         &self.rec
     }
 
-    /// Takes the recorder, leaving an empty one (phase and interval boundaries).
+    /// Takes the recorder, leaving an empty one (phase and interval boundaries). When
+    /// paced, the schedule statistics gathered since the last take go with it.
     pub fn take_recorder(&mut self) -> Recorder {
-        std::mem::take(&mut self.rec)
+        let mut rec = std::mem::take(&mut self.rec);
+        if let Some(p) = self.pacer.as_deref_mut() {
+            let stats = p.take_stats();
+            if stats.units() > 0 {
+                rec.add_pace(&stats);
+            }
+        }
+        rec
     }
 
     /// Swaps in `fresh` (an emptied recorder) and returns the one recorded so far: an
@@ -131,7 +178,13 @@ impl Kv {
     #[inline]
     pub fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
         let session = &mut self.session;
-        let r = timed!(self, OpKind::Put, 1, session.put(key, val));
+        let r = timed!(
+            self,
+            OpKind::Put,
+            1,
+            (key.len() + val.len()) as u64,
+            session.put(key, val)
+        );
         self.wrote(1);
         r
     }
@@ -141,7 +194,7 @@ impl Kv {
     pub fn get(&mut self, key: &[u8]) -> EngineResult<Option<&[u8]>> {
         let session = &mut self.session;
         let buf = &mut self.get_buf;
-        let found = timed!(self, OpKind::Get, 1, session.get(key, buf));
+        let found = timed!(self, OpKind::Get, 1, 0, session.get(key, buf));
         let stats = self.rec.kind_mut(OpKind::Get);
         match found {
             Ok(true) => {
@@ -160,14 +213,14 @@ impl Kv {
     #[inline]
     pub fn del(&mut self, key: &[u8]) -> EngineResult<Existed> {
         let session = &mut self.session;
-        timed!(self, OpKind::Del, 1, session.del(key))
+        timed!(self, OpKind::Del, 1, 0, session.del(key))
     }
 
     /// range(lo, hi, limit): rows borrowed until the next call.
     pub fn range(&mut self, lo: &[u8], hi: &[u8], limit: usize) -> EngineResult<&Rows> {
         let session = &mut self.session;
         let rows = &mut self.rows;
-        timed!(self, OpKind::Range, 1, session.range(lo, hi, limit, rows))?;
+        timed!(self, OpKind::Range, 1, 0, session.range(lo, hi, limit, rows))?;
         self.rec.kind_mut(OpKind::Range).rows += self.rows.len() as u64;
         Ok(&self.rows)
     }
@@ -175,7 +228,7 @@ impl Kv {
     /// scan(lo, hi, limit, f): the callback runs inside the timed region, necessarily.
     pub fn scan(&mut self, lo: &[u8], hi: &[u8], limit: usize, f: &mut ScanFn<'_>) -> EngineResult<usize> {
         let session = &mut self.session;
-        let n = timed!(self, OpKind::Scan, 1, session.scan(lo, hi, limit, f))?;
+        let n = timed!(self, OpKind::Scan, 1, 0, session.scan(lo, hi, limit, f))?;
         self.rec.kind_mut(OpKind::Scan).rows += n as u64;
         Ok(n)
     }
@@ -184,7 +237,7 @@ impl Kv {
     pub fn mget(&mut self, keys: &[&[u8]]) -> EngineResult<&Values> {
         let session = &mut self.session;
         let values = &mut self.values;
-        timed!(self, OpKind::Mget, keys.len() as u64, session.mget(keys, values))?;
+        timed!(self, OpKind::Mget, keys.len() as u64, 0, session.mget(keys, values))?;
         let hits = (0..self.values.len()).filter(|&i| self.values.get(i).is_some()).count() as u64;
         let stats = self.rec.kind_mut(OpKind::Mget);
         stats.hits += hits;
@@ -194,8 +247,15 @@ impl Kv {
 
     /// mput(pairs), committed as one engine write where the engine can.
     pub fn mput(&mut self, pairs: &[(&[u8], &[u8])]) -> EngineResult<()> {
+        let bytes: usize = pairs.iter().map(|(k, v)| k.len() + v.len()).sum();
         let session = &mut self.session;
-        let r = timed!(self, OpKind::Mput, pairs.len() as u64, session.mput(pairs));
+        let r = timed!(
+            self,
+            OpKind::Mput,
+            pairs.len() as u64,
+            bytes as u64,
+            session.mput(pairs)
+        );
         self.wrote(pairs.len() as u64);
         r
     }
@@ -203,13 +263,19 @@ impl Kv {
     /// mdel(keys): how many existed, or None where unknown.
     pub fn mdel(&mut self, keys: &[&[u8]]) -> EngineResult<Option<usize>> {
         let session = &mut self.session;
-        timed!(self, OpKind::Mdel, keys.len() as u64, session.mdel(keys))
+        timed!(self, OpKind::Mdel, keys.len() as u64, 0, session.mdel(keys))
     }
 
     /// append(key, suffix).
     pub fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<()> {
         let session = &mut self.session;
-        let r = timed!(self, OpKind::Append, 1, session.append(key, suffix));
+        let r = timed!(
+            self,
+            OpKind::Append,
+            1,
+            (key.len() + suffix.len()) as u64,
+            session.append(key, suffix)
+        );
         self.wrote(1);
         r
     }
@@ -217,7 +283,7 @@ impl Kv {
     /// delete_range(lo, hi).
     pub fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {
         let session = &mut self.session;
-        timed!(self, OpKind::DeleteRange, 1, session.delete_range(lo, hi))
+        timed!(self, OpKind::DeleteRange, 1, 0, session.delete_range(lo, hi))
     }
 }
 

@@ -2,7 +2,7 @@
 //! relaxed per-thread counters, the sample epoch, and the per-thread mailboxes where
 //! workers leave interval recorders.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crossbeam_utils::CachePadded;
@@ -19,6 +19,8 @@ pub struct Piece {
     pub units: u64,
     /// Raw clock at the hand-over.
     pub raw: u64,
+    /// Recorded during a warm-up: shown in the timeline, left out of the results.
+    pub warm: bool,
 }
 
 /// A worker's hand-over point with the sampler.
@@ -33,8 +35,12 @@ pub struct Mailbox {
 /// Live counters the main thread (and any sampler) reads while a crew runs.
 #[derive(Debug)]
 pub struct Live {
-    /// Units each thread completed in the current step, updated once per chunk.
+    /// Units each thread completed in the current step (warm-up included), updated
+    /// once per chunk.
     pub units: Vec<CachePadded<AtomicU64>>,
+    /// True while the current step's warm-up runs: what is recorded now will be
+    /// discarded (the timeline marks these samples as warm-up).
+    pub warming: AtomicBool,
     /// Keys each thread wrote in the current seed, published only while sampled.
     pub keys: Vec<Arc<CachePadded<AtomicU64>>>,
     /// Bumped by the sampler to ask workers for their interval recorders.
@@ -54,6 +60,7 @@ impl Live {
     pub fn new(threads: usize, sampled: bool) -> Self {
         Live {
             units: (0..threads).map(|_| CachePadded::new(AtomicU64::new(0))).collect(),
+            warming: AtomicBool::new(false),
             keys: (0..threads)
                 .map(|_| Arc::new(CachePadded::new(AtomicU64::new(0))))
                 .collect(),
@@ -83,7 +90,7 @@ impl Live {
     /// Leaves the worker's interval recorder in its mailbox, continuing with a spare.
     #[cold]
     #[inline(never)]
-    pub fn hand_over(&self, t: usize, kv: &mut Kv, units: u64, raw: u64) {
+    pub fn hand_over(&self, t: usize, kv: &mut Kv, units: u64, raw: u64, warm: bool) {
         let mut mb = lock(&self.mailboxes[t]);
         let full = match mb.spares.pop() {
             Some(spare) => kv.replace_recorder(spare),
@@ -96,6 +103,11 @@ impl Live {
                 full
             }
         };
-        mb.pieces.push(Piece { rec: full, units, raw });
+        mb.pieces.push(Piece {
+            rec: full,
+            units,
+            raw,
+            warm,
+        });
     }
 }

@@ -2,19 +2,23 @@
 //! reduces repeats into point results.
 //!
 //! Grid order: workload file, then engine, then the workload's sweep value, then
-//! threads, then batch size; each cell is measured `repeat` times. Every measurement
-//! gets a fresh store unless `seed_once` shares one seeded store per engine (and per
-//! sweep value when the workload asks for `seed_per_value`).
+//! threads, then batch size, then target rate (open loop); each cell is measured
+//! `repeat` times. Every measurement gets a fresh store unless `seed_once` shares one
+//! seeded store per engine (and per sweep value when the workload asks for
+//! `seed_per_value`). With an SLO, each cell is an SLO search ([`slo`]) instead.
 //!
 //! When a sink wants them, measurements are sampled ([`sampler`]): a timeline every
 //! `--timeline` seconds, and interval histograms for histogram logs.
 
 pub mod crew;
+pub mod expiry;
 pub mod kv;
 pub mod live;
+pub mod pace;
 pub mod progress;
 pub mod result;
 pub mod sampler;
+pub mod slo;
 pub mod store;
 
 use std::collections::BTreeMap;
@@ -32,6 +36,7 @@ use crate::report::Reporter;
 use crate::workload::{Budget, Params, SweepValue, Workload};
 
 use self::crew::{Crew, CrewEnd, Step};
+use self::pace::{Arrival, PaceSpec, Rate};
 use self::progress::Progress;
 use self::result::{PhaseRun, PointKey, PointResult, PointStatus, RepeatRun, SeedResult, SummaryRow};
 use self::sampler::{SampleSink, SamplerCtx};
@@ -69,6 +74,17 @@ pub struct Plan {
     pub probes: ProbeSet,
     /// Where engine options were set: (engine, key) to "FILE:LINE" or the flag.
     pub option_origins: BTreeMap<(String, String), String>,
+    /// Open-loop target rates to sweep (empty: closed loop).
+    pub rates: Vec<Rate>,
+    /// How paced units arrive.
+    pub arrival: Arrival,
+    /// Excluded from every measurement's figures: this long at the start of its
+    /// first timed phase.
+    pub warmup: Option<Duration>,
+    /// Search each cell for the highest rate meeting this objective.
+    pub slo: Option<slo::Slo>,
+    /// Seconds per SLO probe (and for the capacity run before them).
+    pub slo_secs: f64,
 }
 
 impl Plan {
@@ -114,10 +130,12 @@ pub struct RunOutcome {
 }
 
 /// One cell's coordinates before the engine version is known.
+#[derive(Clone)]
 struct Cell {
     threads: usize,
     batch: usize,
     sweep: SweepPoint,
+    rate: Option<Rate>,
 }
 
 /// A store seeded once and shared by several points.
@@ -141,7 +159,7 @@ pub fn execute(plan: &Plan, reporter: &Reporter, abort: &Arc<AtomicBool>) -> Run
         system: plan.probes.system,
         sink: reporter,
     });
-    let mut seq = 0usize;
+    let seq = std::cell::Cell::new(0usize);
     'all: for wl in &plan.workloads {
         let (batches, sweep_values, batched) = grid_axes(plan, wl.as_ref());
         for engine in &plan.engines {
@@ -154,6 +172,7 @@ pub fn execute(plan: &Plan, reporter: &Reporter, abort: &Arc<AtomicBool>) -> Run
                 clock: &clock,
                 abort,
                 sampling,
+                seq: &seq,
             };
             let mut shared: Option<Result<Shared, String>> = None;
             for (si, sweep) in sweep_values.iter().enumerate() {
@@ -168,32 +187,45 @@ pub fn execute(plan: &Plan, reporter: &Reporter, abort: &Arc<AtomicBool>) -> Run
                         threads: seed_threads,
                         batch: batches[0],
                         sweep: sweep.clone(),
+                        rate: None,
                     };
-                    shared = Some(runner.open_and_seed(&cell, batched, true, seq + 1, 0));
+                    shared = Some(runner.open_and_seed(&cell, batched, true, seq.get() + 1, 0));
                 }
+                let rates: Vec<Option<Rate>> = if plan.rates.is_empty() {
+                    vec![None]
+                } else {
+                    plan.rates.iter().cloned().map(Some).collect()
+                };
                 for &threads in &plan.threads {
                     for &batch in &batches {
-                        let cell = Cell {
-                            threads,
-                            batch,
-                            sweep: sweep.clone(),
-                        };
-                        seq += 1;
-                        let point = runner.measure_point(&cell, batched, shared.as_ref(), seq);
-                        let interrupted = point.status == PointStatus::Interrupted;
-                        if point.is_bad() {
-                            out.bad_points += 1;
-                        }
-                        reporter.point(&point);
-                        out.rows.push(SummaryRow::of(&point));
-                        if interrupted {
-                            out.interrupted = true;
-                            if let Some(Ok(s)) = shared.take()
-                                && let Err(e) = s.store.close()
-                            {
-                                out.other_errors.push(e);
+                        for rate in &rates {
+                            let cell = Cell {
+                                threads,
+                                batch,
+                                sweep: sweep.clone(),
+                                rate: rate.clone(),
+                            };
+                            let point = match &plan.slo {
+                                Some(objective) => {
+                                    slo::search(&runner, &cell, batched, shared.as_ref(), objective, plan.slo_secs)
+                                }
+                                None => runner.measure(&cell, batched, shared.as_ref(), plan.budget, plan.repeat),
+                            };
+                            let interrupted = point.status == PointStatus::Interrupted;
+                            if point.is_bad() {
+                                out.bad_points += 1;
                             }
-                            break 'all;
+                            reporter.point(&point);
+                            out.rows.push(SummaryRow::of(&point));
+                            if interrupted {
+                                out.interrupted = true;
+                                if let Some(Ok(s)) = shared.take()
+                                    && let Err(e) = s.store.close()
+                                {
+                                    out.other_errors.push(e);
+                                }
+                                break 'all;
+                            }
                         }
                     }
                 }
@@ -259,6 +291,8 @@ struct Runner<'a> {
     clock: &'a Clock,
     abort: &'a Arc<AtomicBool>,
     sampling: Option<Sampling<'a>>,
+    /// Measurements numbered so far in the run.
+    seq: &'a std::cell::Cell<usize>,
 }
 
 /// Which measurement a crew samples: its point key, point number and repeat.
@@ -279,9 +313,12 @@ impl Runner<'_> {
             batch: cell.batch,
             batched,
             sweep: cell.sweep.clone(),
+            rate: cell.rate.clone(),
+            arrival: self.plan.arrival,
         }
     }
 
+    /// A crew for the seed: never paced, no warm-up.
     fn crew<'b>(
         &'b self,
         store: &'b OpenStore,
@@ -309,6 +346,21 @@ impl Runner<'_> {
             clock: self.clock,
             abort: self.abort,
             sampler,
+            pace: None,
+            warmup: None,
+        }
+    }
+
+    /// A crew for a measurement of `cell`: paced at its rate, with the plan's warm-up.
+    fn measuring_crew<'b>(&'b self, store: &'b OpenStore, cell: &Cell, sample_as: SampleAs<'b>) -> Crew<'b> {
+        Crew {
+            pace: cell.rate.clone().map(|rate| PaceSpec {
+                rate,
+                arrival: self.plan.arrival,
+                seed: self.plan.params.seed,
+            }),
+            warmup: self.plan.warmup,
+            ..self.crew(store, cell.threads, cell.batch, cell.sweep.clone(), sample_as)
         }
     }
 
@@ -365,13 +417,15 @@ impl Runner<'_> {
         }
     }
 
-    /// Measures one cell `repeat` times and reduces the repeats.
-    fn measure_point(
+    /// Measures one cell `repeats` times, phases without a budget of their own running
+    /// for `budget`, and reduces the repeats.
+    fn measure(
         &self,
         cell: &Cell,
         batched: bool,
         shared: Option<&Result<Shared, String>>,
-        seq: usize,
+        budget: Budget,
+        repeats: usize,
     ) -> PointResult {
         let key = self.key(cell, batched);
         let phases = self.wl.phases();
@@ -381,7 +435,16 @@ impl Runner<'_> {
             .map(|(i, p)| Step::Run {
                 phase: i,
                 name: p.name.clone(),
-                budget: p.budget.unwrap_or(self.plan.budget),
+                budget: p.budget.unwrap_or(budget),
+                pace: p.rate.map(|per_sec| PaceSpec {
+                    rate: Rate {
+                        per_sec,
+                        bytes: false,
+                        text: format!("{per_sec}"),
+                    },
+                    arrival: self.plan.arrival,
+                    seed: self.plan.params.seed,
+                }),
             })
             .collect();
         let mut point = PointResult {
@@ -390,9 +453,13 @@ impl Runner<'_> {
             repeats: Vec::new(),
             merged: Recorder::new(),
             phases: phases.iter().map(|p| (p.name.clone(), Recorder::new())).collect(),
+            slo: None,
         };
         let label = point.key.label();
-        for repeat in 1..=self.plan.repeat {
+        // Each measurement (a point, or an SLO probe) is numbered for its samples.
+        let seq = self.seq.get() + 1;
+        self.seq.set(seq);
+        for repeat in 1..=repeats {
             let (fresh, seed) = match shared {
                 Some(Ok(s)) => (None, s.seed.clone()),
                 Some(Err(e)) => {
@@ -404,6 +471,7 @@ impl Runner<'_> {
                         threads: self.plan.seed_threads.unwrap_or(cell.threads),
                         batch: cell.batch,
                         sweep: cell.sweep.clone(),
+                        rate: None,
                     };
                     match self.open_and_seed(&seed_cell, batched, false, seq, repeat) {
                         Ok(s) => (Some(s.store), s.seed),
@@ -425,8 +493,7 @@ impl Runner<'_> {
                 seq,
                 repeat,
             };
-            let crew = self.crew(store, cell.threads, cell.batch, cell.sweep.clone(), sample_as);
-            let outcome = crew::run(&crew, &steps, &mut progress);
+            let outcome = crew::run(&self.measuring_crew(store, cell, sample_as), &steps, &mut progress);
             if let Some(s) = fresh
                 && let Err(e) = s.close()
                 && outcome.end == CrewEnd::Done
@@ -446,6 +513,8 @@ impl Runner<'_> {
                     wall_ns: step.wall_ns,
                     units: step.units,
                     prim_ops: step.rec.prim_ops(),
+                    warmup_units: step.warmup_units,
+                    bytes: step.rec.write_bytes(),
                 });
             }
             let complete = outcome.end == CrewEnd::Done;

@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
-use crate::metrics::Recorder;
+use super::pace::{Arrival, Rate};
+use super::slo::SloReport;
+use crate::metrics::{QUANTILES, Recorder};
 use crate::workload::SweepValue;
 
 /// Identifies one cell of the grid.
@@ -24,6 +26,10 @@ pub struct PointKey {
     pub batched: bool,
     /// The workload sweep's parameter and value, if it declares one.
     pub sweep: Option<(String, SweepValue)>,
+    /// Open loop: the target rate (None: closed loop).
+    pub rate: Option<Rate>,
+    /// Open loop: how units arrive on the schedule (meaningful only with a rate).
+    pub arrival: Arrival,
 }
 
 impl PointKey {
@@ -44,6 +50,9 @@ impl PointKey {
             && param != "batch"
         {
             s.push_str(&format!(" {param}={value}"));
+        }
+        if let Some(rate) = &self.rate {
+            s.push_str(&format!(" {}", rate.short()));
         }
         s
     }
@@ -98,10 +107,14 @@ pub struct PhaseRun {
     pub name: String,
     /// Wall time from the common start to the last worker's end, nanoseconds.
     pub wall_ns: u64,
-    /// Units (run() calls or spec operations) completed.
+    /// Units (run() calls or spec operations) completed after the warm-up.
     pub units: u64,
-    /// Primitive operations completed.
+    /// Primitive operations completed after the warm-up.
     pub prim_ops: u64,
+    /// Units the warm-up excluded (run, not reported, not in `wall_ns`).
+    pub warmup_units: u64,
+    /// Key and value bytes written after the warm-up (put, mput, append).
+    pub bytes: u64,
 }
 
 /// One repeat of a point.
@@ -139,6 +152,16 @@ impl RepeatRun {
     /// Primitive operations per second.
     pub fn ops_per_sec(&self) -> f64 {
         per_sec(self.prim_ops(), self.wall_ns())
+    }
+
+    /// Units the warm-up excluded, over all phases.
+    pub fn warmup_units(&self) -> u64 {
+        self.phases.iter().map(|p| p.warmup_units).sum()
+    }
+
+    /// Key and value bytes written per second.
+    pub fn bytes_per_sec(&self) -> f64 {
+        per_sec(self.phases.iter().map(|p| p.bytes).sum(), self.wall_ns())
     }
 }
 
@@ -188,6 +211,8 @@ pub struct PointResult {
     pub merged: Recorder,
     /// Per phase, merged over repeats and threads (same order as the phases).
     pub phases: Vec<(String, Recorder)>,
+    /// The SLO search that chose this point's rate, with its evidence (`--slo`).
+    pub slo: Option<SloReport>,
 }
 
 impl PointResult {
@@ -199,6 +224,41 @@ impl PointResult {
     /// Primitive operations per second over repeats.
     pub fn ops_per_sec(&self) -> Spread {
         Spread::of(&self.repeats.iter().map(RepeatRun::ops_per_sec).collect::<Vec<_>>())
+    }
+
+    /// Bytes written per second over repeats.
+    pub fn bytes_per_sec(&self) -> Spread {
+        Spread::of(&self.repeats.iter().map(RepeatRun::bytes_per_sec).collect::<Vec<_>>())
+    }
+
+    /// The achieved rate in the target's own unit (units or bytes per second), over
+    /// repeats; None in closed loop.
+    pub fn achieved(&self) -> Option<Spread> {
+        let rate = self.key.rate.as_ref()?;
+        Some(if rate.bytes {
+            self.bytes_per_sec()
+        } else {
+            self.wu_per_sec()
+        })
+    }
+
+    /// Units the warm-up excluded, over every repeat.
+    pub fn warmup_units(&self) -> u64 {
+        self.repeats.iter().map(RepeatRun::warmup_units).sum()
+    }
+
+    /// Response-time p50, p99 and p99.9 over every kind merged (open loop only).
+    pub fn response_summary(&self) -> Option<[u64; 3]> {
+        let all = self.merged.response(None)?;
+        let at = |label: &str| {
+            let q = QUANTILES
+                .iter()
+                .find(|(l, _)| *l == label)
+                .expect("a reported quantile")
+                .1;
+            all.value_at_quantile(q)
+        };
+        Some([at("p50"), at("p99"), at("p99.9")])
     }
 
     /// The seed, summarised over repeats: median wall time. None without a seed.
@@ -238,6 +298,12 @@ pub struct SummaryRow {
     pub errors: u64,
     /// Repeats that ran.
     pub repeats: usize,
+    /// Open loop: the achieved rate in the target's unit.
+    pub achieved: Option<Spread>,
+    /// Open loop: response-time p50, p99 and p99.9, all kinds merged.
+    pub response: Option<[u64; 3]>,
+    /// The SLO search behind this point, if any.
+    pub slo: Option<SloReport>,
 }
 
 impl SummaryRow {
@@ -250,6 +316,9 @@ impl SummaryRow {
             ops: p.ops_per_sec(),
             errors: p.errors(),
             repeats: p.repeats.len(),
+            achieved: p.achieved(),
+            response: p.response_summary(),
+            slo: p.slo.clone(),
         }
     }
 }

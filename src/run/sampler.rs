@@ -26,7 +26,7 @@ use super::crew::Step;
 use super::live::{Live, Piece};
 use super::result::PointKey;
 use crate::engine::Store;
-use crate::metrics::{OpKind, Recorder, latency_sets, op_label};
+use crate::metrics::{OpKind, Recorder, op_label};
 use crate::probe::du::DiskMeter;
 use crate::probe::live::SystemMeter;
 use crate::workload::Budget;
@@ -127,9 +127,12 @@ struct State {
     /// Pieces taken from mailboxes, kept to reuse the vectors' capacity.
     scratch: Vec<Vec<Piece>>,
     interval: Recorder,
+    /// In a [`Warm::Mixed`] interval, the part recorded after the warm-up.
+    kept: Recorder,
+    warm: Warm,
     handed: Recorder,
-    /// Operation labels seen in this step: later intervals without calls report 0.
-    seen: Vec<String>,
+    /// Operation kinds seen in this step: later intervals without calls report 0.
+    seen: Vec<OpKind>,
     keys_prev: u64,
     metrics: Vec<(String, f64)>,
     probes: Vec<(String, f64)>,
@@ -139,6 +142,17 @@ struct State {
     system: Option<SystemMeter>,
     disk: Option<DiskMeter>,
     warned: Vec<&'static str>,
+}
+
+/// Whether the interval being built holds warm-up data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Warm {
+    /// None: everything counts.
+    No,
+    /// Only warm-up data: shown in the timeline, kept out of results and logs.
+    All,
+    /// Some threads were still warming up: `kept` holds what counts.
+    Mixed,
 }
 
 /// The sampler of one crew run; shared by the crew's lead and the sampler thread.
@@ -174,6 +188,8 @@ impl<'a> Sampler<'a> {
                 threads: vec![ThreadAcc::default(); threads],
                 scratch: (0..threads).map(|_| Vec::with_capacity(4)).collect(),
                 interval: Recorder::new(),
+                kept: Recorder::new(),
+                warm: Warm::No,
                 handed: Recorder::new(),
                 seen: Vec::new(),
                 keys_prev: 0,
@@ -356,6 +372,9 @@ impl<'a> Sampler<'a> {
                 }
             }
             st.interval.merge(finals);
+            if st.warm == Warm::Mixed {
+                st.kept.merge(finals);
+            }
             self.emit_run(st, end_raw);
         }
         st.step = None;
@@ -383,12 +402,24 @@ impl<'a> Sampler<'a> {
     }
 
     /// Takes every piece out of the mailboxes, merges them into the interval, and
-    /// returns the emptied recorders as spares.
+    /// returns the emptied recorders as spares. Pieces recorded during a warm-up go
+    /// into the interval (the timeline shows them) but not into the step's results.
     fn collect(&self, st: &mut State) {
         debug_assert!(st.interval.is_empty(), "the previous interval was emitted");
-        let mut any = false;
         for (t, mailbox) in self.live.mailboxes.iter().enumerate() {
             std::mem::swap(&mut lock(mailbox).pieces, &mut st.scratch[t]);
+        }
+        let pieces = st.scratch.iter().flatten();
+        let (warm, all) = pieces.fold((0, 0), |(w, n), p| (w + usize::from(p.warm), n + 1));
+        if all == 0 {
+            return;
+        }
+        st.warm = match warm {
+            0 => Warm::No,
+            w if w == all => Warm::All,
+            _ => Warm::Mixed,
+        };
+        for (t, mailbox) in self.live.mailboxes.iter().enumerate() {
             if st.scratch[t].is_empty() {
                 continue;
             }
@@ -399,6 +430,9 @@ impl<'a> Sampler<'a> {
                 acc.prim += piece.rec.prim_ops();
                 acc.end_raw = acc.end_raw.max(piece.raw);
                 acc.has = true;
+                if st.warm == Warm::Mixed && !piece.warm {
+                    st.kept.merge(&piece.rec);
+                }
                 if st.interval.is_empty() {
                     // Adopt the piece as the interval and hand the worker the emptied
                     // interval recorder: no copy and no clearing of whole histograms.
@@ -411,11 +445,12 @@ impl<'a> Sampler<'a> {
             }
             let mut mb = lock(mailbox);
             mb.spares.extend(st.scratch[t].drain(..).map(|p| p.rec));
-            any = true;
         }
-        if any {
-            // One merge per sample, however many threads handed over.
-            st.handed.merge(&st.interval);
+        // One merge per sample, however many threads handed over.
+        match st.warm {
+            Warm::No => st.handed.merge(&st.interval),
+            Warm::Mixed => st.handed.merge(&st.kept),
+            Warm::All => {}
         }
     }
 
@@ -446,33 +481,46 @@ impl<'a> Sampler<'a> {
         if timeline {
             st.metrics.push(("wu_per_s".to_string(), wu));
             st.metrics.push(("ops_per_s".to_string(), ops));
-            for set in latency_sets(&st.interval) {
-                for kind in OpKind::ALL {
-                    let name = op_label(kind, set.tag);
-                    match set.rec.kind(kind) {
-                        Some(s) => {
-                            st.metrics.push((format!("op.{name}.count"), s.count() as f64));
+            for kind in OpKind::ALL {
+                match st.interval.kind(kind) {
+                    Some(s) => {
+                        let name = kind.name();
+                        st.metrics.push((format!("op.{name}.count"), s.count() as f64));
+                        for (set, h) in s.latency_sets() {
+                            let label = op_label(kind, set);
                             st.metrics
-                                .push((format!("op.{name}.p50_ns"), s.hist.value_at_quantile(0.50) as f64));
+                                .push((format!("op.{label}.p50_ns"), h.value_at_quantile(0.50) as f64));
                             st.metrics
-                                .push((format!("op.{name}.p99_ns"), s.hist.value_at_quantile(0.99) as f64));
-                            st.metrics.push((format!("op.{name}.max_ns"), s.hist.max() as f64));
-                            if !st.seen.contains(&name) {
-                                st.seen.push(name);
-                            }
+                                .push((format!("op.{label}.p99_ns"), h.value_at_quantile(0.99) as f64));
+                            st.metrics.push((format!("op.{label}.max_ns"), h.max() as f64));
                         }
-                        None if st.seen.contains(&name) => st.metrics.push((format!("op.{name}.count"), 0.0)),
-                        None => {}
+                        if !st.seen.contains(&kind) {
+                            st.seen.push(kind);
+                        }
                     }
+                    None if st.seen.contains(&kind) => st.metrics.push((format!("op.{}.count", kind.name()), 0.0)),
+                    None => {}
                 }
             }
             st.metrics.append(&mut st.probes);
         }
         if end_raw > st.boundary || !st.interval.is_empty() {
-            let name = st.step.as_ref().map(|s| s.name.as_str()).unwrap_or("run");
-            self.send(st, name, end_raw, true);
+            let name = match st.warm {
+                Warm::No => st.step.as_ref().map(|s| s.name.as_str()).unwrap_or("run"),
+                Warm::All | Warm::Mixed => "warmup",
+            };
+            let latency = match st.warm {
+                Warm::No => Some(&st.interval),
+                Warm::Mixed => Some(&st.kept),
+                Warm::All => None,
+            };
+            self.send(st, name, end_raw, latency);
         }
         st.interval.reset();
+        if st.warm == Warm::Mixed {
+            st.kept.reset();
+        }
+        st.warm = Warm::No;
         st.boundary = st.boundary.max(end_raw);
     }
 
@@ -488,13 +536,13 @@ impl<'a> Sampler<'a> {
         st.metrics.push(("keys_per_s".to_string(), rate));
         st.metrics.append(&mut st.probes);
         if end_raw > st.boundary {
-            self.send(st, "seed", end_raw, false);
+            self.send(st, "seed", end_raw, None);
         }
         st.keys_prev = keys;
         st.boundary = st.boundary.max(end_raw);
     }
 
-    fn send(&self, st: &State, phase: &str, end_raw: u64, with_latency: bool) {
+    fn send(&self, st: &State, phase: &str, end_raw: u64, latency: Option<&Recorder>) {
         let (seq_raw, seq_unix) = st.seq.unwrap_or((st.boundary, 0.0));
         let start_s = self.secs(seq_raw, st.boundary);
         self.ctx.sink.sample(&Sample {
@@ -506,7 +554,7 @@ impl<'a> Sampler<'a> {
             elapsed_s: self.secs(seq_raw, end_raw),
             start_unix: seq_unix + start_s,
             metrics: &st.metrics,
-            latency: with_latency.then_some(&st.interval),
+            latency,
         });
     }
 }

@@ -5,7 +5,12 @@
 //! (a Lua state, or a spec's generators) that drives a [`Kv`]. The runner owns
 //! budgets, phases, timing and threads; a program only runs units when asked.
 
+pub mod dist;
 pub mod lua;
+pub mod op;
+pub mod oplog;
+pub mod replay;
+pub mod spec;
 
 use std::fmt;
 use std::path::Path;
@@ -76,6 +81,9 @@ pub struct PhasePlan {
     pub name: String,
     /// The phase's own budget, or None to use the run's `--ops`/`--secs`.
     pub budget: Option<Budget>,
+    /// The phase's own target rate in units per second (a spec group's `rate`), which
+    /// paces it open loop; None to follow the run's `--rate`, if any.
+    pub rate: Option<f64>,
 }
 
 /// What one thread of a measurement is.
@@ -138,7 +146,10 @@ pub trait Program {
     /// Runs the seed phase for this thread's shard.
     fn load(&mut self) -> Result<(), WorkloadError>;
     /// Runs up to `n` units of `phase`, numbering them from `first_iter` (1-based, per
-    /// worker). Returns the units run: fewer than `n` means the phase is exhausted.
+    /// worker). Before each unit it calls [`Kv::begin_unit`] (open-loop pacing and key
+    /// lifetimes live there; it returns at once otherwise) and stops when that returns
+    /// false. Returns the units run: fewer than `n` means the phase is exhausted or the
+    /// step is stopping.
     fn run(&mut self, phase: usize, first_iter: u64, n: u64) -> Result<u64, WorkloadError>;
     /// The timed verb set, for taking recorders between phases.
     fn kv(&mut self) -> &mut Kv;
@@ -146,13 +157,17 @@ pub trait Program {
     fn finish(self: Box<Self>) -> Kv;
 }
 
-/// Opens a workload file, choosing the format by its extension.
+/// Opens a workload file, choosing the format by its extension: `.lua` scripts,
+/// `.json` declarative specs, `.ops` operation logs.
 pub fn open(path: &Path) -> Result<Arc<dyn Workload>, WorkloadError> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     match ext {
         "lua" => Ok(Arc::new(lua::LuaWorkload::open(path)?)),
+        "json" => Ok(Arc::new(spec::SpecWorkload::open(path)?)),
+        "ops" => replay::open_workload(path),
         _ => Err(WorkloadError::Invalid(format!(
-            "{}: unknown workload type '.{ext}' (expected a .lua script)",
+            "{}: unknown workload type '.{ext}' (expected a .lua script, a .json spec or an .ops operation log; \
+             `kvmark replay FILE` replays a log of any name)",
             path.display()
         ))),
     }

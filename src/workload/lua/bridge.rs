@@ -12,6 +12,7 @@
 use std::cell::{Cell, UnsafeCell};
 use std::ffi::{CStr, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Duration;
 
 use mlua::ffi::{self, lua_State};
 
@@ -58,10 +59,26 @@ impl Bridge {
     pub(crate) fn into_kv(self) -> Kv {
         self.state.into_inner().kv
     }
+
+    /// The boundary before a unit ([`Kv::begin_unit`]): false when the unit must not
+    /// run because the step is stopping. Only called between verbs (from the driver).
+    #[inline]
+    pub(crate) fn begin_unit(&self) -> Result<bool, String> {
+        // SAFETY: no verb is running (the driver calls this between units), so nothing
+        // else borrows the state.
+        let state = unsafe { &mut *self.state.get() };
+        if let Some(go) = state.kv.try_begin_unit() {
+            return Ok(go);
+        }
+        self.locked.set(true);
+        let result = catch_unwind(AssertUnwindSafe(|| state.kv.begin_unit()));
+        self.locked.set(false);
+        result.map_err(|panic| format!("internal error at a unit boundary: {}", panic_text(&panic)))
+    }
 }
 
 /// Why a verb stops with a Lua error.
-enum Raise {
+pub(super) enum Raise {
     /// A message, prefixed with the caller's file and line.
     Msg(String),
     /// An error value already on top of the stack (from a scan callback).
@@ -75,7 +92,7 @@ type VerbResult = Result<c_int, Raise>;
 /// # Safety
 /// `bridge` must outlive the Lua state.
 pub(crate) unsafe fn install(l: *mut lua_State, bridge: *const Bridge) {
-    let verbs: [(&CStr, ffi::lua_CFunction); 10] = [
+    let verbs: [(&CStr, ffi::lua_CFunction); 11] = [
         (c"put", kv_put),
         (c"get", kv_get),
         (c"del", kv_del),
@@ -86,6 +103,7 @@ pub(crate) unsafe fn install(l: *mut lua_State, bridge: *const Bridge) {
         (c"mdel", kv_mdel),
         (c"append", kv_append),
         (c"delete_range", kv_delete_range),
+        (c"expire_after", kv_expire_after),
     ];
     unsafe {
         ffi::lua_createtable(l, 0, verbs.len() as c_int);
@@ -100,7 +118,7 @@ pub(crate) unsafe fn install(l: *mut lua_State, bridge: *const Bridge) {
 
 /// Raises `msg` as a Lua error at the caller's position. The message is copied onto
 /// the Lua stack and dropped before the longjmp.
-unsafe fn raise(l: *mut lua_State, why: Raise) -> ! {
+pub(super) unsafe fn raise(l: *mut lua_State, why: Raise) -> ! {
     unsafe {
         if let Raise::Msg(msg) = why {
             ffi::luaL_where(l, 1);
@@ -515,6 +533,27 @@ unsafe extern "C-unwind" fn kv_delete_range(l: *mut lua_State) -> c_int {
                 Ok(()) => push_true(l),
                 Err(e) => push_engine_error(l, &e),
             })
+        })
+    }
+}
+
+unsafe extern "C-unwind" fn kv_expire_after(l: *mut lua_State) -> c_int {
+    unsafe {
+        verb(l, "expire_after", |st| {
+            let key = arg_bytes(l, 1, "expire_after", "key")?;
+            let mut isnum = 0;
+            let secs = ffi::lua_tonumberx(l, 2, &mut isnum);
+            let after = (isnum != 0)
+                .then(|| Duration::try_from_secs_f64(secs).ok())
+                .flatten()
+                .ok_or_else(|| {
+                    Raise::Msg(format!(
+                        "bad argument #2 to 'kv.expire_after' (seconds must be a non-negative number, got {})",
+                        if isnum != 0 { secs.to_string() } else { type_name(l, 2) }
+                    ))
+                })?;
+            st.kv.expire_after(key, after);
+            Ok(0)
         })
     }
 }

@@ -3,9 +3,12 @@
 //!
 //! Every worker and every loader thread gets its own Lua 5.4 state, seeded with
 //! seed + thread. Units run in chunks through a small Lua driver loop, so the
-//! Rust-to-Lua call cost is paid once per chunk rather than once per unit.
+//! Rust-to-Lua call cost is paid once per chunk rather than once per unit. Paced runs,
+//! and workloads that give keys a lifetime, need a hook before every unit; their
+//! chunks run through an equivalent driver written in C ([`driver`]).
 
 mod bridge;
+mod driver;
 
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
@@ -217,6 +220,7 @@ impl Workload for LuaWorkload {
 
     fn phases(&self) -> Vec<PhasePlan> {
         vec![PhasePlan {
+            rate: None,
             name: "run".to_string(),
             budget: None,
         }]
@@ -259,11 +263,14 @@ impl Workload for LuaWorkload {
         let driver: Function = lua
             .load(DRIVER)
             .set_name("=kvmark driver")
-            .call((run, ctx_table.clone()))
+            .call((run.clone(), ctx_table.clone()))
             .map_err(runtime)?;
+        // SAFETY: the bridge outlives the state (see `LuaState::close`).
+        let hooked = unsafe { driver::build(lua, state.bridge_ptr(), run, ctx_table.clone()) }.map_err(runtime)?;
         Ok(Box::new(LuaProgram {
             state,
             driver,
+            hooked,
             load,
             ctx: ctx_table,
         }))
@@ -331,15 +338,23 @@ impl LuaState {
         self.table.as_ref().expect("workload table is loaded")
     }
 
+    fn bridge_ptr(&self) -> *const Bridge {
+        self.bridge.expect("bridge is live").as_ptr()
+    }
+
     fn bridge(&self) -> &Bridge {
         // SAFETY: valid until `close`; shared access only touches Cell/UnsafeCell parts.
         unsafe { self.bridge.expect("bridge is live").as_ref() }
     }
 
     /// Calls a Lua function with kv verbs allowed for its duration.
-    fn call_open<A: mlua::IntoLuaMulti>(&self, f: &Function, args: A) -> Result<(), WorkloadError> {
+    fn call_open<A: mlua::IntoLuaMulti, R: mlua::FromLuaMulti>(
+        &self,
+        f: &Function,
+        args: A,
+    ) -> Result<R, WorkloadError> {
         self.bridge().set_open(true);
-        let result = f.call::<()>(args);
+        let result = f.call::<R>(args);
         self.bridge().set_open(false);
         result.map_err(|e| WorkloadError::Runtime(lua_error_text(&e)))
     }
@@ -369,7 +384,10 @@ impl Drop for LuaState {
 /// One thread's Lua program.
 struct LuaProgram {
     state: LuaState,
+    /// The Lua loop, for closed-loop runs.
     driver: Function,
+    /// The C loop that calls `Kv::begin_unit` before each unit.
+    hooked: Function,
     load: Option<Function>,
     ctx: Table,
 }
@@ -382,15 +400,22 @@ impl Program for LuaProgram {
         self.ctx
             .set("iter", 1)
             .map_err(|e| WorkloadError::Runtime(lua_error_text(&e)))?;
-        self.state.call_open(load, &self.ctx)
+        self.state.call_open::<_, ()>(load, &self.ctx)
     }
 
     fn run(&mut self, _phase: usize, first_iter: u64, n: u64) -> Result<u64, WorkloadError> {
         if n == 0 {
             return Ok(0);
         }
-        self.state
-            .call_open(&self.driver, (first_iter as i64, (first_iter + n - 1) as i64))?;
+        let range = (first_iter as i64, (first_iter + n - 1) as i64);
+        if self.state.kv_mut().unit_hooks() {
+            let done: i64 = self.state.call_open(&self.hooked, range)?;
+            if self.state.kv_mut().aborted() {
+                return Err(WorkloadError::Interrupted);
+            }
+            return Ok(done as u64);
+        }
+        self.state.call_open::<_, ()>(&self.driver, range)?;
         Ok(n)
     }
 

@@ -1,0 +1,385 @@
+//! `sim`: a calibration engine. The `skiplist` store, plus a configurable service time
+//! and periodic store-wide stalls, so users can see what open-loop measurement reveals
+//! and tests can check that the harness reveals it.
+//!
+//! - `service`: every engine call takes at least this long, measured from when it
+//!   starts (after any stall); the rest of the time is spun on the clock, so short
+//!   service times are exact rather than rounded up by a sleep. Fixed (`100us`),
+//!   exponential (`exp:100us`, that mean) or uniform (`uniform:50us..150us`). A batch
+//!   call (mget, mput, mdel) is one call.
+//! - `stall` and `stall_every`: the store stalls for `stall` once every `stall_every`,
+//!   windows aligned to the store's open time (the first begins one period after
+//!   opening). Any call arriving during a window, on any thread, blocks until the
+//!   window ends: a store-wide stall, like a compaction stall in an LSM tree.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use quanta::Clock;
+use rand::SeedableRng;
+use rand_distr::{Distribution, Exp1};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use super::{
+    AppendMethod, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, Rows, ScanFn,
+    Session, Store, Values, skiplist,
+};
+use crate::clock;
+
+/// Registry entry.
+pub static INFO: EngineInfo = EngineInfo {
+    name: "sim",
+    persistent: false,
+    description: "calibration engine: the skiplist store plus a configurable service time and periodic store-wide stalls",
+    append: AppendMethod::ReadModifyWrite,
+    del_reports_existence: true,
+    version: || format!("kvmark sim {}", env!("CARGO_PKG_VERSION")),
+    knobs,
+    open,
+};
+
+const KEYS: [&str; 3] = ["service", "stall", "stall_every"];
+
+fn knobs() -> Vec<Knob> {
+    vec![
+        Knob {
+            name: "service",
+            default: "0".to_string(),
+            help: "least time per call, spun on the clock: 100us fixed, exp:100us (exponential mean), \
+                   uniform:50us..150us",
+        },
+        Knob {
+            name: "stall",
+            default: "0".to_string(),
+            help: "store-wide stall length: calls arriving during one block until it ends (e.g. 50ms)",
+        },
+        Knob {
+            name: "stall_every",
+            default: "1s".to_string(),
+            help: "stall period, aligned to the store's open time (first stall one period after opening)",
+        },
+    ]
+}
+
+/// Below this, a service time is spun entirely; above, its start is slept.
+const SPIN_ALL_NS: u64 = 2_000_000;
+/// How early a sleep ends before the target, to absorb the default 50 us timer slack.
+const SLEEP_MARGIN_NS: u64 = 300_000;
+
+/// How long a call takes at least.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Service {
+    None,
+    Fixed(u64),
+    Exp(f64),
+    Uniform(u64, u64),
+}
+
+impl Service {
+    fn parse(text: &str) -> Result<Service, String> {
+        let t = text.trim();
+        let dur = |s: &str| clock::parse_duration_ns(s).map_err(|e| format!("sim.service={text}: {e}"));
+        if t == "0" {
+            return Ok(Service::None);
+        }
+        if let Some(mean) = t.strip_prefix("exp:") {
+            let mean = dur(mean)?;
+            return Ok(if mean == 0 {
+                Service::None
+            } else {
+                Service::Exp(mean as f64)
+            });
+        }
+        if let Some(range) = t.strip_prefix("uniform:") {
+            let (lo, hi) = range
+                .split_once("..")
+                .ok_or_else(|| format!("sim.service={text}: expected uniform:LOW..HIGH, e.g. uniform:50us..150us"))?;
+            let (lo, hi) = (dur(lo)?, dur(hi)?);
+            if lo > hi {
+                return Err(format!("sim.service={text}: the low end is above the high end"));
+            }
+            return Ok(Service::Uniform(lo, hi));
+        }
+        if t.contains(':') {
+            return Err(format!(
+                "sim.service={text}: unknown distribution (use 100us, exp:100us or uniform:50us..150us)"
+            ));
+        }
+        let ns = dur(t)?;
+        Ok(if ns == 0 { Service::None } else { Service::Fixed(ns) })
+    }
+
+    #[inline]
+    fn draw(self, rng: &mut Xoshiro256PlusPlus) -> u64 {
+        match self {
+            Service::None => 0,
+            Service::Fixed(ns) => ns,
+            Service::Exp(mean) => {
+                let e: f64 = Exp1.sample(rng);
+                (mean * e) as u64
+            }
+            Service::Uniform(lo, hi) => {
+                let u: f64 = rand_distr::StandardUniform.sample(rng);
+                lo + ((hi - lo) as f64 * u) as u64
+            }
+        }
+    }
+}
+
+/// Parses a duration knob where "0" means none.
+fn knob_ns(opts: &EngineOptions, key: &str, default: u64) -> Result<u64, EngineError> {
+    match opts.get(key) {
+        None => Ok(default),
+        Some(v) if v.trim() == "0" => Ok(0),
+        Some(v) => clock::parse_duration_ns(v).map_err(|e| EngineError::other(format!("sim.{key}={v}: {e}"))),
+    }
+}
+
+/// What every session of one store shares.
+#[derive(Debug)]
+struct Shape {
+    clock: Clock,
+    opened: u64,
+    service: Service,
+    stall_ns: u64,
+    every_ns: u64,
+    sessions: AtomicU64,
+}
+
+impl Shape {
+    /// Nothing to simulate: calls go straight through.
+    fn idle(&self) -> bool {
+        self.service == Service::None && self.stall_ns == 0
+    }
+}
+
+fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
+    req.options.check_known("sim", &KEYS)?;
+    let service = match req.options.get("service") {
+        Some(v) => Service::parse(v).map_err(EngineError::other)?,
+        None => Service::None,
+    };
+    let stall_ns = knob_ns(req.options, "stall", 0)?;
+    let every_ns = knob_ns(req.options, "stall_every", 1_000_000_000)?;
+    if stall_ns > 0 && stall_ns >= every_ns {
+        return Err(EngineError::other(format!(
+            "sim.stall ({stall_ns} ns) must be shorter than sim.stall_every ({every_ns} ns)"
+        )));
+    }
+    let inner = (skiplist::INFO.open)(&OpenRequest {
+        dir: None,
+        options: &EngineOptions::new(),
+    })?;
+    let clock = Clock::new();
+    let opened = clock.raw();
+    Ok(Box::new(SimStore {
+        inner,
+        shape: Arc::new(Shape {
+            clock,
+            opened,
+            service,
+            stall_ns,
+            every_ns,
+            sessions: AtomicU64::new(0),
+        }),
+    }))
+}
+
+struct SimStore {
+    inner: Box<dyn Store>,
+    shape: Arc<Shape>,
+}
+
+impl Store for SimStore {
+    fn session(&self) -> EngineResult<Box<dyn Session>> {
+        let n = self.shape.sessions.fetch_add(1, Ordering::Relaxed);
+        Ok(Box::new(SimSession {
+            inner: self.inner.session()?,
+            shape: Arc::clone(&self.shape),
+            rng: Xoshiro256PlusPlus::seed_from_u64(0x5151_u64.wrapping_add(n)),
+        }))
+    }
+
+    fn stats(&self) -> Vec<(String, f64)> {
+        self.inner.stats()
+    }
+
+    fn close(self: Box<Self>) -> EngineResult<()> {
+        self.inner.close()
+    }
+}
+
+struct SimSession {
+    inner: Box<dyn Session>,
+    shape: Arc<Shape>,
+    rng: Xoshiro256PlusPlus,
+}
+
+impl SimSession {
+    /// Blocks through a stall window the call arrives in; returns when the call starts.
+    #[inline]
+    fn enter(&mut self) -> Option<u64> {
+        let s = &*self.shape;
+        if s.idle() {
+            return None;
+        }
+        let now = s.clock.raw();
+        if s.stall_ns > 0 {
+            let t = s.clock.delta_as_nanos(s.opened, now);
+            let phase = t % s.every_ns;
+            if t >= s.every_ns && phase < s.stall_ns {
+                return Some(clock::wait_until(
+                    &s.clock,
+                    s.opened,
+                    t - phase + s.stall_ns,
+                    SLEEP_MARGIN_NS,
+                ));
+            }
+        }
+        Some(now)
+    }
+
+    /// Holds the call until its service time has passed since `start`.
+    #[inline]
+    fn leave(&mut self, start: Option<u64>) {
+        let Some(start) = start else { return };
+        let ns = self.shape.service.draw(&mut self.rng);
+        if ns == 0 {
+            return;
+        }
+        let clock = &self.shape.clock;
+        if ns > SPIN_ALL_NS {
+            clock::wait_until(clock, start, ns, SLEEP_MARGIN_NS);
+        } else {
+            while clock.delta_as_nanos(start, clock.raw()) < ns {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}
+
+/// Runs one inner call between `enter` and `leave`.
+macro_rules! sim {
+    ($self:ident, $call:expr) => {{
+        let start = $self.enter();
+        let result = $call;
+        $self.leave(start);
+        result
+    }};
+}
+
+impl Session for SimSession {
+    fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
+        sim!(self, self.inner.put(key, val))
+    }
+
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
+        sim!(self, self.inner.get(key, out))
+    }
+
+    fn del(&mut self, key: &[u8]) -> EngineResult<Existed> {
+        sim!(self, self.inner.del(key))
+    }
+
+    fn scan(&mut self, lo: &[u8], hi: &[u8], limit: usize, f: &mut ScanFn<'_>) -> EngineResult<usize> {
+        sim!(self, self.inner.scan(lo, hi, limit, f))
+    }
+
+    fn range(&mut self, lo: &[u8], hi: &[u8], limit: usize, out: &mut Rows) -> EngineResult<()> {
+        sim!(self, self.inner.range(lo, hi, limit, out))
+    }
+
+    fn mget(&mut self, keys: &[&[u8]], out: &mut Values) -> EngineResult<()> {
+        sim!(self, self.inner.mget(keys, out))
+    }
+
+    fn mput(&mut self, pairs: &[(&[u8], &[u8])]) -> EngineResult<()> {
+        sim!(self, self.inner.mput(pairs))
+    }
+
+    fn mdel(&mut self, keys: &[&[u8]]) -> EngineResult<Option<usize>> {
+        sim!(self, self.inner.mdel(keys))
+    }
+
+    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<()> {
+        sim!(self, self.inner.append(key, suffix))
+    }
+
+    fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {
+        sim!(self, self.inner.delete_range(lo, hi))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store(opts: &[(&str, &str)]) -> EngineResult<Box<dyn Store>> {
+        let mut o = EngineOptions::new();
+        for (k, v) in opts {
+            o.set(*k, *v);
+        }
+        open(&OpenRequest { dir: None, options: &o })
+    }
+
+    #[test]
+    fn service_specs_parse() {
+        assert_eq!(Service::parse("0"), Ok(Service::None));
+        assert_eq!(Service::parse("100us"), Ok(Service::Fixed(100_000)));
+        assert_eq!(Service::parse("exp:1ms"), Ok(Service::Exp(1e6)));
+        assert_eq!(
+            Service::parse("uniform:50us..150us"),
+            Ok(Service::Uniform(50_000, 150_000))
+        );
+        for bad in [
+            "fast",
+            "100",
+            "gauss:1ms",
+            "uniform:5us",
+            "uniform:9us..1us",
+            "exp:-1ms",
+        ] {
+            assert!(Service::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn bad_options_are_refused_with_the_key() {
+        let err = |o: &[(&str, &str)]| store(o).err().expect("refused").message;
+        assert!(err(&[("bogus", "1")]).contains("unknown option 'bogus' for engine sim"));
+        assert!(err(&[("service", "fast")]).contains("sim.service=fast"));
+        assert!(err(&[("stall", "1s"), ("stall_every", "1s")]).contains("shorter than sim.stall_every"));
+        assert!(err(&[("stall_every", "soon")]).contains("sim.stall_every=soon"));
+    }
+
+    #[test]
+    fn calls_take_at_least_the_service_time_and_keep_the_data() {
+        let s = store(&[("service", "200us")]).unwrap();
+        let mut sess = s.session().unwrap();
+        let clock = Clock::new();
+        let t0 = clock.raw();
+        sess.put(b"k", b"v").unwrap();
+        let mut out = Vec::new();
+        assert!(sess.get(b"k", &mut out).unwrap());
+        assert_eq!(out, b"v");
+        assert!(clock.delta_as_nanos(t0, clock.raw()) >= 400_000);
+    }
+
+    #[test]
+    fn a_call_in_a_stall_window_waits_for_its_end() {
+        let clock = Clock::new();
+        let before = clock.raw();
+        let s = store(&[("stall", "200ms"), ("stall_every", "400ms")]).unwrap();
+        let mut sess = s.session().unwrap();
+        // The first window is [400 ms, 600 ms) after opening. A call at about 420 ms
+        // returns no earlier than 600 ms; without the stall it would return at once.
+        clock::wait_until(&clock, before, 420_000_000, SLEEP_MARGIN_NS);
+        sess.put(b"k", b"v").unwrap();
+        let done = clock.delta_as_nanos(before, clock.raw());
+        assert!(done >= 600_000_000, "returned {done} ns after opening");
+        // Outside a window, calls go straight through.
+        let t = clock.raw();
+        sess.put(b"k", b"v").unwrap();
+        assert!(clock.delta_as_nanos(t, clock.raw()) < 100_000_000);
+    }
+}

@@ -1,0 +1,213 @@
+//! Declarative workload specs: Tectonic's JSON model of sections (isolated key
+//! spaces) made of groups (phases run one after another) made of interleaved
+//! operations, run directly against the engines (`kvmark spec.json`) or written out
+//! as an operation log (`kvmark gen`).
+//!
+//! The pieces: [`schema`] (the JSON as written), [`plan`] (inheritance and checks),
+//! [`section`] (key-space checks), [`strings`] and [`keys`] (string expressions and
+//! the key space), [`live`] (live keys), [`sorted`] (K-L sortedness), [`values`],
+//! [`generator`] (a thread's operation stream) and [`emit`] (`kvmark gen`).
+
+pub mod emit;
+pub mod generator;
+pub mod keys;
+pub mod live;
+pub mod plan;
+pub mod schema;
+pub mod section;
+pub mod sorted;
+pub mod strings;
+pub mod values;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use self::generator::Generator;
+use self::plan::Plan;
+use super::{PhasePlan, Program, Sweep, ThreadCtx, Workload, WorkloadError};
+use crate::run::kv::Kv;
+
+/// A spec file, validated once and shared by all threads.
+#[derive(Debug)]
+pub struct SpecWorkload {
+    path: PathBuf,
+    plan: Arc<Plan>,
+}
+
+impl SpecWorkload {
+    /// Reads, parses and validates `path`; every problem names the file and the JSON
+    /// path it is about.
+    pub fn open(path: &Path) -> Result<SpecWorkload, WorkloadError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| WorkloadError::Invalid(format!("cannot read spec {}: {e}", path.display())))?;
+        let invalid = |m: String| WorkloadError::Invalid(format!("{}: {m}", path.display()));
+        let spec = schema::parse(&text).map_err(invalid)?;
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let plan = plan::build(&spec, &stem).map_err(invalid)?;
+        Ok(SpecWorkload {
+            path: path.to_path_buf(),
+            plan: Arc::new(plan),
+        })
+    }
+
+    /// The validated plan.
+    pub fn plan(&self) -> &Arc<Plan> {
+        &self.plan
+    }
+
+    /// The target rate of phase `phase` (operations per second), for open-loop runs.
+    pub fn rate(&self, phase: usize) -> Option<f64> {
+        let (s, g) = *self.plan.phase_groups().get(phase)?;
+        self.plan.sections[s].groups[g].rate
+    }
+}
+
+impl Workload for SpecWorkload {
+    fn name(&self) -> &str {
+        &self.plan.name
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn batched(&self) -> bool {
+        false
+    }
+
+    fn sweep(&self) -> Option<&Sweep> {
+        None
+    }
+
+    fn has_load(&self) -> bool {
+        // Loading is a group like any other, timed and reported as its own phase.
+        false
+    }
+
+    fn phases(&self) -> Vec<PhasePlan> {
+        self.plan
+            .sections
+            .iter()
+            .flat_map(|s| &s.groups)
+            .map(|g| PhasePlan {
+                name: g.name.clone(),
+                budget: Some(g.budget),
+                rate: g.rate,
+            })
+            .collect()
+    }
+
+    fn program(&self, ctx: &ThreadCtx, kv: Kv) -> Result<Box<dyn Program>, WorkloadError> {
+        Ok(Box::new(SpecProgram {
+            stream: Generator::new(Arc::clone(&self.plan), ctx.thread, ctx.threads, ctx.params.seed),
+            kv,
+            phase: None,
+            thread: ctx.thread,
+            skipped_reported: 0,
+            lifetimes: self.plan.has_lifetimes(),
+        }))
+    }
+}
+
+/// One thread of a spec run: its generator drives its verb set.
+struct SpecProgram {
+    stream: Generator,
+    kv: Kv,
+    phase: Option<usize>,
+    thread: usize,
+    skipped_reported: u64,
+    /// Some inserts give keys a lifetime: run units through [`SpecProgram::run_expiring`].
+    lifetimes: bool,
+}
+
+impl SpecProgram {
+    /// Says how many operations of the phase that just ended found no live key.
+    fn report_skips(&mut self) {
+        let skipped = self.stream.skipped() - self.skipped_reported;
+        if let (Some(p), true) = (self.phase, skipped > 0) {
+            eprintln!(
+                "kvmark: warning: phase {} thread {}: {skipped} operation(s) found no live key and did nothing \
+                 (the thread's keys were all deleted and no insert was left)",
+                self.stream.phase_name(p),
+                self.thread
+            );
+        }
+        self.skipped_reported = self.stream.skipped();
+    }
+
+    /// The unit loop of a spec with key lifetimes: it also schedules the delete of each
+    /// key inserted with a lifetime, and takes the keys the harness deleted out of the
+    /// live set before the next operation picks one. Kept apart from the plain loop so
+    /// specs without lifetimes pay nothing for it.
+    fn run_expiring(&mut self, n: u64) -> Result<u64, WorkloadError> {
+        let mut done = 0;
+        while done < n {
+            // Expiries are issued only here, so the live set is exact for the unit.
+            if !self.kv.begin_unit() {
+                break;
+            }
+            if self.kv.has_expired() {
+                for tag in self.kv.drain_expired() {
+                    self.stream.expired(tag);
+                }
+            }
+            match self.stream.next_op().map_err(WorkloadError::Runtime)? {
+                Some(op) => op.execute(&mut self.kv),
+                None => break,
+            }
+            if let Some((key, after, tag)) = self.stream.take_lifetime() {
+                self.kv.expire_after_tagged(key, after, tag);
+            }
+            done += 1;
+        }
+        Ok(done)
+    }
+}
+
+impl Program for SpecProgram {
+    fn load(&mut self) -> Result<(), WorkloadError> {
+        Ok(())
+    }
+
+    fn run(&mut self, phase: usize, _first_iter: u64, n: u64) -> Result<u64, WorkloadError> {
+        if self.phase != Some(phase) {
+            self.report_skips();
+            let section = self.stream.section();
+            self.stream.enter(phase).map_err(WorkloadError::Runtime)?;
+            if self.lifetimes && self.stream.section() != section {
+                // A new key space with a new live set: expiries of the old section's
+                // keys are still issued, but their tags would name the wrong keys.
+                self.kv.forget_expiry_tags();
+            }
+            self.phase = Some(phase);
+        }
+        if self.lifetimes {
+            return self.run_expiring(n);
+        }
+        let mut done = 0;
+        while done < n {
+            // The unit boundary: expiries and, when paced, the wait for the intended start.
+            if !self.kv.begin_unit() {
+                break;
+            }
+            match self.stream.next_op().map_err(WorkloadError::Runtime)? {
+                Some(op) => op.execute(&mut self.kv),
+                None => break,
+            }
+            done += 1;
+        }
+        Ok(done)
+    }
+
+    fn kv(&mut self) -> &mut Kv {
+        &mut self.kv
+    }
+
+    fn finish(mut self: Box<Self>) -> Kv {
+        self.report_skips();
+        self.kv
+    }
+}

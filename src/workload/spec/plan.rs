@@ -1,0 +1,592 @@
+//! From the schema to a validated plan: inheritance (section -> group -> operation),
+//! defaults, counts and budgets, and every semantic check, each error naming the JSON
+//! path it is about.
+
+use rand::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use super::schema::{
+    CharacterSet, Distribution, GroupSpec, Inherited, NumberExpr, RangeFormat, SpecFile, StringExpr, UniformStr,
+};
+use super::strings::{Str, mix64};
+use crate::workload::Budget;
+use crate::workload::dist::{Dist, NumExpr, Selector};
+
+/// The operations of a spec, in a group's fixed order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpecOp {
+    /// `inserts`.
+    Insert,
+    /// `updates`.
+    Update,
+    /// `merges`.
+    Merge,
+    /// `read_modify_writes`.
+    ReadModifyWrite,
+    /// `point_queries`.
+    PointQuery,
+    /// `empty_point_queries`.
+    EmptyPointQuery,
+    /// `range_queries`.
+    RangeQuery,
+    /// `point_deletes`.
+    PointDelete,
+    /// `empty_point_deletes`.
+    EmptyPointDelete,
+    /// `range_deletes`.
+    RangeDelete,
+}
+
+impl SpecOp {
+    /// The field name in a spec.
+    pub fn field(self) -> &'static str {
+        match self {
+            SpecOp::Insert => "inserts",
+            SpecOp::Update => "updates",
+            SpecOp::Merge => "merges",
+            SpecOp::ReadModifyWrite => "read_modify_writes",
+            SpecOp::PointQuery => "point_queries",
+            SpecOp::EmptyPointQuery => "empty_point_queries",
+            SpecOp::RangeQuery => "range_queries",
+            SpecOp::PointDelete => "point_deletes",
+            SpecOp::EmptyPointDelete => "empty_point_deletes",
+            SpecOp::RangeDelete => "range_deletes",
+        }
+    }
+
+    /// True for operations that pick a live key.
+    pub fn needs_live(self) -> bool {
+        matches!(
+            self,
+            SpecOp::Update
+                | SpecOp::Merge
+                | SpecOp::ReadModifyWrite
+                | SpecOp::PointQuery
+                | SpecOp::RangeQuery
+                | SpecOp::PointDelete
+                | SpecOp::RangeDelete
+        )
+    }
+}
+
+/// How many rows a range covers.
+#[derive(Debug, Clone)]
+pub enum RangeSize {
+    /// A fraction of the live keys (Tectonic's selectivity).
+    Selectivity(NumExpr),
+    /// A row count (YCSB's scan length).
+    ScanLength(NumExpr),
+}
+
+/// One operation of a group.
+#[derive(Debug, Clone)]
+pub struct OpPlan {
+    /// Which.
+    pub kind: SpecOp,
+    /// How many (the group's mix when it is time-bounded).
+    pub count: u64,
+    /// JSON path, for messages.
+    pub path: String,
+    /// Key selection (ops on live keys).
+    pub selection: Option<Dist>,
+    /// Chance of picking a key with a hot prefix.
+    pub hot_probability: Option<f64>,
+    /// Value expression and its character set (writes).
+    pub val: Option<(StringExpr, CharacterSet)>,
+    /// Own key expression of an empty op, when it differs from the section's.
+    pub key: Option<(StringExpr, CharacterSet)>,
+    /// Where that key expression was written (it may be inherited).
+    pub key_path: String,
+    /// Range size (range ops).
+    pub range: Option<RangeSize>,
+    /// Range bounds.
+    pub format: RangeFormat,
+    /// Lifetime of each inserted key in seconds, drawn per key (inserts).
+    pub lifetime: Option<NumExpr>,
+}
+
+/// One group: a phase.
+#[derive(Debug, Clone)]
+pub struct GroupPlan {
+    /// Phase name.
+    pub name: String,
+    /// JSON path.
+    pub path: String,
+    /// Its budget.
+    pub budget: Budget,
+    /// Target rate in operations per second: paces this phase open loop.
+    pub rate: Option<f64>,
+    /// Operations, in [`SpecOp`] order.
+    pub ops: Vec<OpPlan>,
+    /// K and L of its inserts.
+    pub sorted: Option<(NumExpr, NumExpr)>,
+}
+
+impl GroupPlan {
+    /// Operations in one pass of the group (its count when count-bounded).
+    pub fn total(&self) -> u64 {
+        self.ops.iter().map(|o| o.count).sum()
+    }
+}
+
+/// One section: a key space.
+#[derive(Debug, Clone)]
+pub struct SectionPlan {
+    /// JSON path.
+    pub path: String,
+    /// The section's key expression and character set (from its inserts, else from
+    /// its empty operations).
+    pub key: Option<(StringExpr, CharacterSet)>,
+    /// Groups in order.
+    pub groups: Vec<GroupPlan>,
+    /// Keep the order index (range deletes or start-end ranges).
+    pub ordered: bool,
+    /// Split live keys by hot prefix (some operation sets hot_probability).
+    pub hot_classes: bool,
+    /// Inserts in one pass of every group.
+    pub inserts: u64,
+    /// Some inserts give their keys a lifetime, so the live set must find keys by the
+    /// tags their expiries report.
+    pub lifetimes: bool,
+}
+
+/// A validated spec.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Name for reports.
+    pub name: String,
+    /// Value compressibility, in (0, 1].
+    pub compression_ratio: f64,
+    /// Sections in order.
+    pub sections: Vec<SectionPlan>,
+}
+
+impl Plan {
+    /// (section, group) of each phase, in order.
+    pub fn phase_groups(&self) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for (s, sec) in self.sections.iter().enumerate() {
+            for g in 0..sec.groups.len() {
+                out.push((s, g));
+            }
+        }
+        out
+    }
+
+    /// True when some insert gives its keys a lifetime.
+    pub fn has_lifetimes(&self) -> bool {
+        self.sections.iter().any(|s| s.lifetimes)
+    }
+}
+
+/// Most operations in one group (far beyond any run, far below overflow).
+const MAX_OPS: u64 = 1 << 50;
+
+/// Longest group duration, in seconds (a year).
+const MAX_DURATION: f64 = 365.0 * 24.0 * 3600.0;
+
+/// Longest key lifetime, in seconds: longer draws are cut to it (a year, as good as
+/// never within a run).
+pub const MAX_LIFETIME: f64 = MAX_DURATION;
+
+/// A lifetime expression: a constant in [0, MAX_LIFETIME] seconds, or a number
+/// distribution (whose draws the generator clamps into that range).
+fn lifetime_expr(e: &NumberExpr, path: &str) -> Result<NumExpr, String> {
+    let e = num_expr(e).map_err(|m| format!("{path}: {m}"))?;
+    if let NumExpr::Const(v) = e
+        && !(0.0..=MAX_LIFETIME).contains(&v)
+    {
+        return Err(format!(
+            "{path}: give a lifetime in seconds, from 0 to {MAX_LIFETIME}, got {v}"
+        ));
+    }
+    Ok(e)
+}
+
+/// Converts a number expression, validating its distribution.
+pub fn num_expr(e: &NumberExpr) -> Result<NumExpr, String> {
+    match e {
+        NumberExpr::Const(v) if v.is_finite() => Ok(NumExpr::Const(*v)),
+        NumberExpr::Const(v) => Err(format!("{v} is not a finite number")),
+        NumberExpr::Dist(d) => {
+            let d = dist(d)?;
+            d.check_number()?;
+            Ok(NumExpr::Dist(d))
+        }
+    }
+}
+
+/// Converts a distribution object.
+pub fn dist(d: &Distribution) -> Result<Dist, String> {
+    match d {
+        Distribution::Uniform(p) => Dist::uniform(p.min, p.max),
+        Distribution::Normal(p) => Dist::normal(p.mean, p.std_dev),
+        Distribution::Beta(p) => Dist::beta(p.alpha, p.beta),
+        Distribution::Zipf(p) => Dist::zipf(p.n, p.s, p.scrambled),
+        Distribution::Exponential(p) => Dist::exponential(p.lambda),
+        Distribution::LogNormal(p) => Dist::log_normal(p.mean, p.std_dev),
+        Distribution::Poisson(p) => Dist::poisson(p.lambda),
+        Distribution::Weibull(p) => Dist::weibull(p.scale, p.shape),
+        Distribution::Pareto(p) => Dist::pareto(p.scale, p.shape),
+        Distribution::Latest(p) => Dist::latest(p.s),
+    }
+}
+
+/// Fields every operation of a group sees, after inheritance.
+struct Scope {
+    cs: Option<CharacterSet>,
+    key: Option<(StringExpr, String)>,
+    val: Option<(StringExpr, String)>,
+    selection: Option<(Distribution, String)>,
+    lifetime: Option<NumExpr>,
+}
+
+impl Scope {
+    fn top(cs: Option<CharacterSet>) -> Scope {
+        Scope {
+            cs,
+            key: None,
+            val: None,
+            selection: None,
+            lifetime: None,
+        }
+    }
+
+    /// This scope overridden by a level's own fields.
+    fn under(&self, own: &Inherited, path: &str) -> Result<Scope, String> {
+        Ok(Scope {
+            cs: own.character_set.or(self.cs),
+            key: pick_str(&own.key, &own.key_len, path, "key")?.or_else(|| self.key.clone()),
+            val: pick_str(&own.val, &own.val_len, path, "val")?.or_else(|| self.val.clone()),
+            selection: own
+                .selection
+                .clone()
+                .map(|d| (d, format!("{path}.selection")))
+                .or_else(|| self.selection.clone()),
+            // Checked where it is written, so a bad value names that path even when no
+            // insert inherits it.
+            lifetime: match &own.lifetime {
+                Some(e) => Some(lifetime_expr(e, &format!("{path}.lifetime"))?),
+                None => self.lifetime.clone(),
+            },
+        })
+    }
+}
+
+/// `key` or `key_len` (as a uniform string of that length), not both.
+fn pick_str(
+    expr: &Option<StringExpr>,
+    len: &Option<NumberExpr>,
+    path: &str,
+    name: &str,
+) -> Result<Option<(StringExpr, String)>, String> {
+    match (expr, len) {
+        (Some(_), Some(_)) => Err(format!("{path}: give {name} or {name}_len, not both")),
+        (Some(e), None) => Ok(Some((e.clone(), format!("{path}.{name}")))),
+        (None, Some(l)) => Ok(Some((
+            StringExpr::Uniform(UniformStr {
+                len: l.clone(),
+                character_set: None,
+            }),
+            format!("{path}.{name}_len"),
+        ))),
+        (None, None) => Ok(None),
+    }
+}
+
+/// Builds the plan of a parsed spec; `default_name` names it when the spec does not.
+pub fn build(spec: &SpecFile, default_name: &str) -> Result<Plan, String> {
+    let compression_ratio = spec.compression_ratio.unwrap_or(1.0);
+    if !(compression_ratio > 0.0 && compression_ratio <= 1.0) {
+        return Err(format!(
+            "compression_ratio: give a fraction in (0, 1] (1 = incompressible), got {compression_ratio}"
+        ));
+    }
+    if spec.sections.is_empty() {
+        return Err("sections: the spec has no sections".into());
+    }
+    let top = Scope::top(spec.character_set);
+    let mut sections = Vec::new();
+    for (si, sec) in spec.sections.iter().enumerate() {
+        let path = format!("sections[{si}]");
+        let scope = top.under(&sec.inherited(), &path)?;
+        if sec.groups.is_empty() {
+            return Err(format!("{path}.groups: the section has no groups"));
+        }
+        let label = sec.name.clone().unwrap_or_else(|| format!("section{si}"));
+        let mut plan = SectionPlan {
+            path: path.clone(),
+            key: None,
+            groups: Vec::new(),
+            ordered: false,
+            hot_classes: false,
+            inserts: 0,
+            lifetimes: false,
+        };
+        for (gi, g) in sec.groups.iter().enumerate() {
+            let gpath = format!("{path}.groups[{gi}]");
+            let gscope = scope.under(&g.inherited(), &gpath)?;
+            let name = g.name.clone().unwrap_or_else(|| format!("{label}/group{gi}"));
+            plan.groups.push(group(g, &gscope, &gpath, name)?);
+        }
+        super::section::resolve(&mut plan)?;
+        plan.lifetimes = plan.groups.iter().flat_map(|g| &g.ops).any(|o| o.lifetime.is_some());
+        sections.push(plan);
+    }
+    dedup_names(&mut sections, spec);
+    Ok(Plan {
+        name: spec.name.clone().unwrap_or_else(|| default_name.to_string()),
+        compression_ratio,
+        sections,
+    })
+}
+
+/// Named groups that collide across sections get their section's label in front.
+fn dedup_names(sections: &mut [SectionPlan], spec: &SpecFile) {
+    let all: Vec<String> = sections
+        .iter()
+        .flat_map(|s| s.groups.iter().map(|g| g.name.clone()))
+        .collect();
+    for (si, sec) in sections.iter_mut().enumerate() {
+        let label = spec.sections[si].name.clone().unwrap_or_else(|| format!("section{si}"));
+        for g in &mut sec.groups {
+            if all.iter().filter(|n| **n == g.name).count() > 1 && !g.name.starts_with(&format!("{label}/")) {
+                g.name = format!("{label}/{}", g.name);
+            }
+        }
+    }
+}
+
+/// An operation's own key or value expression (with where it was written) and its
+/// own character set.
+type OwnExpr = (SpecOp, Option<(StringExpr, String)>, Option<CharacterSet>);
+
+fn group(g: &GroupSpec, scope: &Scope, path: &str, name: String) -> Result<GroupPlan, String> {
+    let mut ops = Vec::new();
+    let mut add = |kind: SpecOp, count: &NumberExpr, sel: Option<&Distribution>, hot: Option<f64>| {
+        let opath = format!("{path}.{}", kind.field());
+        let count = op_count(count, &format!("{opath}.op_count"))?;
+        let selection = match (sel, &scope.selection) {
+            (Some(d), _) => Some(dist(d).map_err(|e| format!("{opath}.selection: {e}"))?),
+            (None, Some((d, p))) => Some(dist(d).map_err(|e| format!("{p}: {e}"))?),
+            (None, None) => None,
+        };
+        if let Some(d) = &selection {
+            Selector::new(Some(d)).map_err(|e| format!("{opath}.selection: {e}"))?;
+        }
+        if let Some(p) = hot
+            && !(0.0..=1.0).contains(&p)
+        {
+            return Err(format!(
+                "{opath}.hot_probability: give a probability in [0, 1], got {p}"
+            ));
+        }
+        ops.push(OpPlan {
+            kind,
+            count,
+            path: opath,
+            selection: if kind.needs_live() { selection } else { None },
+            hot_probability: hot,
+            val: None,
+            key: None,
+            key_path: String::new(),
+            range: None,
+            format: RangeFormat::StartCount,
+            lifetime: None,
+        });
+        Ok::<(), String>(())
+    };
+    // Fields of each operation kind that inherit or override.
+    let mut own_keys: Vec<OwnExpr> = Vec::new();
+    let mut own_vals: Vec<OwnExpr> = Vec::new();
+    let mut ranges = Vec::new();
+    let mut lifetime = None;
+    if let Some(o) = &g.inserts {
+        add(SpecOp::Insert, &o.op_count, None, None)?;
+        let p = format!("{path}.inserts");
+        lifetime = match &o.lifetime {
+            Some(e) => Some(lifetime_expr(e, &format!("{p}.lifetime"))?),
+            None => scope.lifetime.clone(),
+        };
+        own_keys.push((
+            SpecOp::Insert,
+            pick_str(&o.key, &o.key_len, &p, "key")?,
+            o.character_set,
+        ));
+        own_vals.push((
+            SpecOp::Insert,
+            pick_str(&o.val, &o.val_len, &p, "val")?,
+            o.character_set,
+        ));
+    }
+    for (kind, o) in [
+        (SpecOp::Update, &g.updates),
+        (SpecOp::Merge, &g.merges),
+        (SpecOp::ReadModifyWrite, &g.read_modify_writes),
+    ] {
+        if let Some(o) = o {
+            add(kind, &o.op_count, o.selection.as_ref(), o.hot_probability)?;
+            let p = format!("{path}.{}", kind.field());
+            own_vals.push((kind, pick_str(&o.val, &o.val_len, &p, "val")?, o.character_set));
+        }
+    }
+    if let Some(o) = &g.point_queries {
+        add(SpecOp::PointQuery, &o.op_count, o.selection.as_ref(), o.hot_probability)?;
+    }
+    for (kind, o) in [
+        (SpecOp::EmptyPointQuery, &g.empty_point_queries),
+        (SpecOp::EmptyPointDelete, &g.empty_point_deletes),
+    ] {
+        if let Some(o) = o {
+            add(kind, &o.op_count, None, None)?;
+            let p = format!("{path}.{}", kind.field());
+            own_keys.push((kind, pick_str(&o.key, &o.key_len, &p, "key")?, o.character_set));
+        }
+    }
+    if let Some(o) = &g.range_queries {
+        add(SpecOp::RangeQuery, &o.op_count, o.selection.as_ref(), o.hot_probability)?;
+        ranges.push((SpecOp::RangeQuery, o));
+    }
+    if let Some(o) = &g.point_deletes {
+        add(
+            SpecOp::PointDelete,
+            &o.op_count,
+            o.selection.as_ref(),
+            o.hot_probability,
+        )?;
+    }
+    if let Some(o) = &g.range_deletes {
+        add(
+            SpecOp::RangeDelete,
+            &o.op_count,
+            o.selection.as_ref(),
+            o.hot_probability,
+        )?;
+        ranges.push((SpecOp::RangeDelete, o));
+    }
+    ops.sort_by_key(|o| o.kind as u8);
+    let find = |ops: &mut Vec<OpPlan>, kind: SpecOp| ops.iter().position(|o| o.kind == kind).expect("added");
+    if lifetime.is_some() {
+        let i = find(&mut ops, SpecOp::Insert);
+        ops[i].lifetime = lifetime;
+    }
+
+    for (kind, own, cs) in own_keys {
+        let i = find(&mut ops, kind);
+        let cs = cs.or(scope.cs).unwrap_or(CharacterSet::Alphanumeric);
+        let key = own.or_else(|| scope.key.clone());
+        match (kind, key) {
+            (_, Some((e, p))) => {
+                Str::compile(&e, cs, 0).map_err(|m| format!("{p}: {m}"))?;
+                ops[i].key = Some((e, cs));
+                ops[i].key_path = p;
+            }
+            (SpecOp::Insert, None) => {
+                return Err(format!(
+                    "{}: inserts need a key expression (key or key_len, here or in the group or section)",
+                    ops[i].path
+                ));
+            }
+            _ => {}
+        }
+    }
+    for (kind, own, cs) in own_vals {
+        let i = find(&mut ops, kind);
+        let cs = cs.or(scope.cs).unwrap_or(CharacterSet::Alphanumeric);
+        match own.or_else(|| scope.val.clone()) {
+            Some((e, p)) => {
+                Str::compile(&e, cs, 0).map_err(|m| format!("{p}: {m}"))?;
+                ops[i].val = Some((e, cs));
+            }
+            None => {
+                return Err(format!(
+                    "{}: needs a value expression (val or val_len, here or in the group or section)",
+                    ops[i].path
+                ));
+            }
+        }
+    }
+    for (kind, o) in ranges {
+        let i = find(&mut ops, kind);
+        let p = ops[i].path.clone();
+        ops[i].format = o.range_format.unwrap_or(RangeFormat::StartCount);
+        ops[i].range = Some(match (&o.selectivity, &o.scan_length) {
+            (Some(_), Some(_)) => return Err(format!("{p}: give selectivity or scan_length, not both")),
+            (None, None) => {
+                return Err(format!(
+                    "{p}: give selectivity (a fraction of the live keys) or scan_length"
+                ));
+            }
+            (Some(s), None) => {
+                let e = num_expr(s).map_err(|m| format!("{p}.selectivity: {m}"))?;
+                if let NumExpr::Const(v) = e
+                    && !(0.0..=1.0).contains(&v)
+                {
+                    return Err(format!("{p}.selectivity: give a fraction in [0, 1], got {v}"));
+                }
+                RangeSize::Selectivity(e)
+            }
+            (None, Some(n)) => RangeSize::ScanLength(num_expr(n).map_err(|m| format!("{p}.scan_length: {m}"))?),
+        });
+    }
+
+    let total = ops
+        .iter()
+        .try_fold(0u64, |acc, o| acc.checked_add(o.count).filter(|&t| t <= MAX_OPS))
+        .ok_or_else(|| format!("{path}: more than {MAX_OPS} operations in one group"))?;
+    let budget = match g.duration {
+        Some(d) if d.is_finite() && d > 0.0 && d <= MAX_DURATION => Budget::Secs(d),
+        Some(d) => {
+            return Err(format!(
+                "{path}.duration: give a positive number of seconds (at most {MAX_DURATION}), got {d}"
+            ));
+        }
+        None => Budget::Ops(total),
+    };
+    if total == 0 {
+        return Err(format!(
+            "{path}: the group has no operations (give one of inserts, updates, merges, read_modify_writes, \
+             point_queries, empty_point_queries, range_queries, point_deletes, empty_point_deletes, range_deletes \
+             with op_count > 0)"
+        ));
+    }
+    if let Some(r) = g.rate
+        && !(r.is_finite() && r > 0.0)
+    {
+        return Err(format!(
+            "{path}.rate: give a positive number of operations per second, got {r}"
+        ));
+    }
+    let sorted = match &g.sorted {
+        None => None,
+        Some(s) => {
+            if !ops.iter().any(|o| o.kind == SpecOp::Insert) {
+                return Err(format!("{path}.sorted: the group has no inserts to sort"));
+            }
+            let k = num_expr(&s.k).map_err(|m| format!("{path}.sorted.k: {m}"))?;
+            let l = num_expr(&s.l).map_err(|m| format!("{path}.sorted.l: {m}"))?;
+            Some((k, l))
+        }
+    };
+    Ok(GroupPlan {
+        name,
+        path: path.to_string(),
+        budget,
+        rate: g.rate,
+        ops,
+        sorted,
+    })
+}
+
+/// An operation count: a constant, or a distribution drawn once (with a seed fixed by
+/// the path, so every run of the spec uses the same counts).
+fn op_count(e: &NumberExpr, path: &str) -> Result<u64, String> {
+    let e = num_expr(e).map_err(|m| format!("{path}: {m}"))?;
+    if let NumExpr::Const(v) = e
+        && (v < 0.0 || v.fract() != 0.0)
+    {
+        return Err(format!("{path}: give a whole number of operations >= 0, got {v}"));
+    }
+    let seed = path.bytes().fold(0u64, |h, b| mix64(h ^ u64::from(b)));
+    Ok(e.sample_count(&mut Xoshiro256PlusPlus::seed_from_u64(seed)))
+}
