@@ -257,6 +257,7 @@ impl RunArgs {
             )));
         }
         let engine_options = parse_engine_opts(&self.engine_opt)?;
+        engine::validate_options(&engine_options).map_err(|e| usage(e.message))?;
         let workloads = open_workloads(&self.workloads)?;
         let params = Params {
             users: self.users.unwrap_or(DEFAULT_USERS),

@@ -15,7 +15,9 @@ use std::sync::Arc;
 use crossbeam_epoch as epoch;
 use crossbeam_skiplist::base::SkipList;
 
-use super::{AppendMethod, EngineInfo, EngineResult, Existed, Knob, OpenRequest, ScanFn, Session, Store};
+use super::{
+    AppendMethod, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn, Session, Store,
+};
 
 // The guard-based base API, not SkipMap: its entries borrow from one epoch guard per
 // call instead of taking a reference count per node. Reads then write nothing shared,
@@ -30,13 +32,20 @@ pub static INFO: EngineInfo = EngineInfo {
     description: "in-memory lock-free skip list (crossbeam-skiplist); the reference engine",
     append: AppendMethod::ReadModifyWrite,
     del_reports_existence: true,
-    version: || "crossbeam-skiplist 0.1".to_string(),
+    // Each key of a batch is inserted on its own (see the module comment).
+    atomic_batches: false,
+    version: || super::versions::crate_version("crossbeam-skiplist"),
     knobs: Vec::<Knob>::new,
+    validate,
     open,
 };
 
+fn validate(options: &EngineOptions) -> EngineResult<()> {
+    options.check_known("skiplist", &[])
+}
+
 fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
-    req.options.check_known("skiplist", &[])?;
+    validate(req.options)?;
     Ok(Box::new(SkiplistStore {
         map: Arc::new(Map::new(epoch::default_collector().clone())),
     }))
