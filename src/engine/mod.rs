@@ -13,6 +13,11 @@ pub mod options;
 pub mod skiplist;
 mod versions;
 
+#[cfg(feature = "fjall")]
+pub mod fjall;
+#[cfg(feature = "redb")]
+pub mod redb;
+
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -357,7 +362,13 @@ impl fmt::Debug for EngineInfo {
 
 /// Every engine compiled into this binary, the reference engine first.
 pub fn registry() -> Vec<&'static EngineInfo> {
-    vec![&skiplist::INFO]
+    vec![
+        &skiplist::INFO,
+        #[cfg(feature = "redb")]
+        &redb::INFO,
+        #[cfg(feature = "fjall")]
+        &fjall::INFO,
+    ]
 }
 
 /// Validates every engine's options (from `--engine-opt` or config sections) before a
