@@ -15,8 +15,12 @@ mod versions;
 
 #[cfg(feature = "fjall")]
 pub mod fjall;
+#[cfg(feature = "lmdb")]
+pub mod lmdb;
 #[cfg(feature = "redb")]
 pub mod redb;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -364,6 +368,10 @@ impl fmt::Debug for EngineInfo {
 pub fn registry() -> Vec<&'static EngineInfo> {
     vec![
         &skiplist::INFO,
+        #[cfg(feature = "lmdb")]
+        &lmdb::INFO,
+        #[cfg(feature = "sqlite")]
+        &sqlite::INFO,
         #[cfg(feature = "redb")]
         &redb::INFO,
         #[cfg(feature = "fjall")]
