@@ -21,6 +21,8 @@ pub mod lmdb;
 pub mod redb;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+#[cfg(feature = "tidesdb")]
+pub mod tidesdb;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -368,6 +370,8 @@ impl fmt::Debug for EngineInfo {
 pub fn registry() -> Vec<&'static EngineInfo> {
     vec![
         &skiplist::INFO,
+        #[cfg(feature = "tidesdb")]
+        &tidesdb::INFO,
         #[cfg(feature = "lmdb")]
         &lmdb::INFO,
         #[cfg(feature = "sqlite")]
