@@ -15,6 +15,8 @@ mod versions;
 
 #[cfg(feature = "fjall")]
 pub mod fjall;
+#[cfg(feature = "leveldb")]
+pub mod leveldb;
 #[cfg(feature = "lmdb")]
 pub mod lmdb;
 #[cfg(feature = "redb")]
@@ -376,6 +378,8 @@ pub fn registry() -> Vec<&'static EngineInfo> {
         &lmdb::INFO,
         #[cfg(feature = "sqlite")]
         &sqlite::INFO,
+        #[cfg(feature = "leveldb")]
+        &leveldb::INFO,
         #[cfg(feature = "redb")]
         &redb::INFO,
         #[cfg(feature = "fjall")]
