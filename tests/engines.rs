@@ -166,6 +166,8 @@ fn rocksdb_takes_any_rocksdb_option_string_including_nested_ones() {
         "--engine-opt",
         "rocksdb.block_based_table_factory={block_cache=8M;filter_policy=bloomfilter:10:false}",
         "--engine-opt",
+        "rocksdb.level0_slowdown_writes_trigger=5",
+        "--engine-opt",
         "rocksdb.level0_stop_writes_trigger=10",
         "--items",
         "100",
@@ -186,6 +188,7 @@ fn rocksdb_takes_any_rocksdb_option_string_including_nested_ones() {
     for line in [
         "write_buffer_size=4194304",
         "compression=kNoCompression",
+        "level0_slowdown_writes_trigger=5",
         "level0_stop_writes_trigger=10",
         "merge_operator=kvmark.append",
         "filter_policy=bloomfilter:10",

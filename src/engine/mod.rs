@@ -21,6 +21,8 @@ pub mod leveldb;
 pub mod lmdb;
 #[cfg(feature = "redb")]
 pub mod redb;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 #[cfg(feature = "tidesdb")]
@@ -372,6 +374,8 @@ impl fmt::Debug for EngineInfo {
 pub fn registry() -> Vec<&'static EngineInfo> {
     vec![
         &skiplist::INFO,
+        #[cfg(feature = "rocksdb")]
+        &rocksdb::INFO,
         #[cfg(feature = "tidesdb")]
         &tidesdb::INFO,
         #[cfg(feature = "lmdb")]
