@@ -247,3 +247,80 @@ fn engines_lists_every_engine_with_version_and_knobs() {
         }
     }
 }
+
+/// The sections of a keybench-style INI file: (section, key, value, active). Commented
+/// `; key = value` lines are returned too, as inactive. A comment starts at the line's
+/// start or after whitespace, so `{a=1;b=2}` keeps its semicolons.
+fn ini(text: &str) -> Vec<(String, String, String, bool)> {
+    let mut out = Vec::new();
+    let mut section = String::new();
+    for raw in text.lines() {
+        let line = raw.trim();
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            section = name.to_string();
+            continue;
+        }
+        // Commented knobs are written `;key = value`; prose and the table options inside
+        // block_based_table_factory follow the ';' with whitespace.
+        let (body, active) = match line.strip_prefix(';').or_else(|| line.strip_prefix('#')) {
+            Some(rest) if rest.starts_with(char::is_whitespace) || rest.is_empty() => continue,
+            Some(rest) => (rest, false),
+            None => (line, true),
+        };
+        // Drop an inline comment: ';' or '#' after whitespace.
+        let body = body
+            .char_indices()
+            .find(|&(i, c)| (c == ';' || c == '#') && i > 0 && body[..i].ends_with(char::is_whitespace))
+            .map_or(body, |(i, _)| &body[..i]);
+        if let Some((k, v)) = body.split_once('=') {
+            let k = k.trim();
+            if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                out.push((section.clone(), k.to_string(), v.trim().to_string(), active));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_parity_sample_lists_every_knob_and_its_sections_are_valid_options() {
+    let text = std::fs::read_to_string(root().join("samples/rocksdb-vs-tidesdb.cnf")).unwrap();
+    let entries = ini(&text);
+    for name in ["rocksdb", "tidesdb"] {
+        let Some(engine) = kvmark::engine::find(name) else {
+            continue;
+        };
+        let mut active = kvmark::engine::EngineOptions::new();
+        let mut all = kvmark::engine::EngineOptions::new();
+        for (section, k, v, on) in entries.iter().filter(|e| e.0 == name) {
+            let _ = section;
+            if *on {
+                active.set(k.clone(), v.clone());
+            }
+            all.set(k.clone(), v.clone());
+        }
+        assert!(!active.is_empty(), "{name}: no active parity overrides");
+        if let Err(e) = (engine.validate)(&active) {
+            panic!("{name}: the sample's active options are refused: {e}");
+        }
+        // Uncommenting any listed default must be accepted too.
+        if let Err(e) = (engine.validate)(&all) {
+            panic!("{name}: the sample's listed defaults are refused: {e}");
+        }
+        for knob in (engine.knobs)() {
+            let listed = match knob.name.strip_prefix("block_based_table_factory={") {
+                Some(table) => text.contains(&format!(";   {}=", table.trim_end_matches('}'))),
+                None => entries.iter().any(|(s, k, _, _)| s == name && *k == knob.name),
+            };
+            assert!(listed, "{name}: knob {} missing from the sample", knob.name);
+        }
+    }
+    let bench: Vec<&str> = entries
+        .iter()
+        .filter(|e| e.0 == "bench" && e.3)
+        .map(|e| e.1.as_str())
+        .collect();
+    for key in ["backend", "threads", "secs", "data_dir", "workload"] {
+        assert!(bench.contains(&key), "[bench] lacks {key}");
+    }
+}

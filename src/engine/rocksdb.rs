@@ -63,8 +63,14 @@ pub fn build_options(options: &EngineOptions) -> EngineResult<Options> {
     } else {
         let s = option_string(options);
         Options::default().get_options_from_string(&s).map_err(|e| {
+            // RocksDB's message names the key; the whole string only helps when short.
+            let given = if s.len() <= 160 {
+                format!(" '{s}'")
+            } else {
+                String::new()
+            };
             EngineError::other(format!(
-                "engine rocksdb: RocksDB refused the options '{s}': {} (see `kvmark engines` for every key)",
+                "engine rocksdb: RocksDB refused the options{given}: {} (see `kvmark engines` for every key)",
                 e.into_string()
             ))
         })?
@@ -433,7 +439,7 @@ fn parse_options_file(text: &str) -> Result<Defaults, String> {
         } else if section.starts_with("[TableOptions/BlockBasedTable") {
             (
                 format!("block_based_table_factory={{{key}}}"),
-                help_for(key).unwrap_or("block-based table option: write block_based_table_factory={key=value;...}"),
+                help_for(key).unwrap_or("block-based table option"),
             )
         } else {
             continue;
