@@ -78,6 +78,12 @@ pub fn engines_listing() -> String {
             "existence unknown (kv.del returns nil; no extra read is added)"
         };
         s.push_str(&format!("  del:      {del}\n"));
+        let batches = if e.atomic_batches {
+            "mput/mdel commit as one atomic write"
+        } else {
+            "mput/mdel apply key by key (each key atomic, not the batch)"
+        };
+        s.push_str(&format!("  batches:  {batches}\n"));
         let knobs = (e.knobs)();
         if knobs.is_empty() {
             s.push_str("  knobs:    none\n");

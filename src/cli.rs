@@ -416,6 +416,19 @@ impl RunArgs {
                 option_origins.insert((name.clone(), k.to_string()), format!("--engine-opt {name}.{k}"));
             }
         }
+        engine::validate_options(&engine_options).map_err(|e| {
+            // Trace each option the message quotes to where it was set (a config
+            // file's line or the flag).
+            let origins: Vec<String> = option_origins
+                .iter()
+                .filter(|((_, k), origin)| !origin.starts_with("--") && e.message.contains(&format!("'{k}'")))
+                .map(|((_, k), origin)| format!("{k} is set at {origin}"))
+                .collect();
+            match origins.is_empty() {
+                true => usage(e.message),
+                false => usage(format!("{} ({})", e.message, origins.join("; "))),
+            }
+        })?;
         let timeline = match (self.timeline, self.no_timeline) {
             (_, true) | (None, _) => None,
             (Some(s), false) if timeline_ok(s) => Some(Duration::from_secs_f64(s)),

@@ -12,7 +12,25 @@
 pub mod options;
 pub mod sim;
 pub mod skiplist;
+mod versions;
 
+#[cfg(feature = "fjall")]
+pub mod fjall;
+#[cfg(feature = "leveldb")]
+pub mod leveldb;
+#[cfg(feature = "lmdb")]
+pub mod lmdb;
+#[cfg(feature = "redb")]
+pub mod redb;
+#[cfg(feature = "rocksdb")]
+pub mod rocksdb;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+#[cfg(feature = "tidesdb")]
+pub mod tidesdb;
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -85,6 +103,9 @@ pub enum AppendMethod {
     /// Read, concatenate and write back inside one transaction or under the engine's
     /// own atomicity.
     ReadModifyWrite,
+    /// A read, then a separate write: the engine has neither transactions nor a merge
+    /// operator, so two concurrent appends to one key may lose one of them.
+    ReadThenWrite,
 }
 
 impl AppendMethod {
@@ -93,7 +114,13 @@ impl AppendMethod {
         match self {
             AppendMethod::NativeMerge => "native merge operator",
             AppendMethod::ReadModifyWrite => "read-modify-write in one transaction",
+            AppendMethod::ReadThenWrite => "a get, then a put: not atomic (the engine has no transactions)",
         }
+    }
+
+    /// True when concurrent appends to one key never lose an update.
+    pub fn atomic(self) -> bool {
+        !matches!(self, AppendMethod::ReadThenWrite)
     }
 }
 
@@ -101,11 +128,22 @@ impl AppendMethod {
 #[derive(Debug, Clone)]
 pub struct Knob {
     /// The key as written in `--engine-opt` or a config section.
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     /// The default, read from the linked library where possible.
     pub default: String,
     /// One line saying what it does.
-    pub help: &'static str,
+    pub help: Cow<'static, str>,
+}
+
+impl Knob {
+    /// A knob with a fixed name and help line.
+    pub fn new(name: &'static str, default: impl Into<String>, help: &'static str) -> Knob {
+        Knob {
+            name: Cow::Borrowed(name),
+            default: default.into(),
+            help: Cow::Borrowed(help),
+        }
+    }
 }
 
 /// Rows returned by a range: one reusable flat buffer, so a range allocates nothing
@@ -312,10 +350,16 @@ pub struct EngineInfo {
     pub append: AppendMethod,
     /// Whether `del` can report existence without an extra read.
     pub del_reports_existence: bool,
+    /// Whether `mput`/`mdel` become visible all at once: a concurrent reader sees the
+    /// whole batch or none of it. False for engines that apply batches key by key.
+    pub atomic_batches: bool,
     /// The linked library's version.
     pub version: fn() -> String,
     /// Every knob with its default.
     pub knobs: fn() -> Vec<Knob>,
+    /// Checks options without opening anything, so bad keys and values are refused
+    /// before a run starts. Messages name the engine and the key.
+    pub validate: fn(&EngineOptions) -> EngineResult<()>,
     /// Opens a store. Unknown option keys must be refused with a message naming the
     /// engine and the key.
     pub open: fn(&OpenRequest<'_>) -> EngineResult<Box<dyn Store>>,
@@ -329,7 +373,43 @@ impl fmt::Debug for EngineInfo {
 
 /// Every engine compiled into this binary, the reference engine first.
 pub fn registry() -> Vec<&'static EngineInfo> {
-    vec![&skiplist::INFO, &sim::INFO]
+    vec![
+        &skiplist::INFO,
+        &sim::INFO,
+        #[cfg(feature = "rocksdb")]
+        &rocksdb::INFO,
+        #[cfg(feature = "tidesdb")]
+        &tidesdb::INFO,
+        #[cfg(feature = "lmdb")]
+        &lmdb::INFO,
+        #[cfg(feature = "sqlite")]
+        &sqlite::INFO,
+        #[cfg(feature = "leveldb")]
+        &leveldb::INFO,
+        #[cfg(feature = "redb")]
+        &redb::INFO,
+        #[cfg(feature = "fjall")]
+        &fjall::INFO,
+    ]
+}
+
+/// Validates every engine's options (from `--engine-opt` or config sections) before a
+/// run, so a typo stops kvmark at once instead of failing every point. Options for an
+/// engine that is not compiled in are refused too.
+pub fn validate_options(options: &BTreeMap<String, EngineOptions>) -> EngineResult<()> {
+    for (name, opts) in options {
+        match find(name) {
+            Some(engine) => (engine.validate)(opts)?,
+            None => {
+                let names: Vec<&str> = registry().iter().map(|e| e.name).collect();
+                return Err(EngineError::other(format!(
+                    "options given for unknown engine '{name}' (compiled in: {})",
+                    names.join(", ")
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Looks an engine up by name.

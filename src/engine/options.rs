@@ -1,4 +1,8 @@
-//! Engine options: ordered key/value pairs handed to an engine when it opens.
+//! Engine options: ordered key/value pairs handed to an engine when it opens, and the
+//! shared parsers engines use for their values (sizes, booleans, numbers, choices), so
+//! every engine words a bad value the same way: engine, key, value, what to write.
+
+use std::str::FromStr;
 
 use super::{EngineError, EngineResult};
 
@@ -58,6 +62,89 @@ impl EngineOptions {
     }
 }
 
+fn bad_value(engine: &str, key: &str, value: &str, expected: &str) -> EngineError {
+    EngineError::other(format!(
+        "engine {engine}: option {key} = '{value}': expected {expected}"
+    ))
+}
+
+/// Parses a size: a whole number of bytes with an optional K, M, G or T suffix meaning
+/// powers of 1024 (`64M` is 67108864). There is no B suffix: `64MB` is refused, as is
+/// anything else that is not a size, with a message naming the engine and the key.
+pub fn parse_size(engine: &str, key: &str, value: &str) -> EngineResult<u64> {
+    let v = value.trim();
+    let expected = "a size in bytes with an optional K, M, G or T suffix (powers of 1024), for example 64M";
+    let (digits, shift) = match v.as_bytes().last() {
+        Some(b'k' | b'K') => (&v[..v.len() - 1], 10),
+        Some(b'm' | b'M') => (&v[..v.len() - 1], 20),
+        Some(b'g' | b'G') => (&v[..v.len() - 1], 30),
+        Some(b't' | b'T') => (&v[..v.len() - 1], 40),
+        Some(b'b' | b'B') if v.len() > 1 && v.as_bytes()[v.len() - 2].is_ascii_alphabetic() => {
+            return Err(bad_value(
+                engine,
+                key,
+                value,
+                &format!("{expected} (there is no B suffix: write {})", &v[..v.len() - 1]),
+            ));
+        }
+        _ => (v, 0),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad_value(engine, key, value, expected));
+    }
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| bad_value(engine, key, value, "a size that fits in 64 bits"))?;
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| bad_value(engine, key, value, "a size that fits in 64 bits"))
+}
+
+/// Parses a boolean: 1/0, true/false, yes/no, on/off (any case).
+pub fn parse_bool(engine: &str, key: &str, value: &str) -> EngineResult<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(bad_value(
+            engine,
+            key,
+            value,
+            "a boolean: 1 or 0, true or false, yes or no, on or off",
+        )),
+    }
+}
+
+/// Parses a number of type `T` (an integer or a float, as `T` dictates).
+pub fn parse_num<T: FromStr>(engine: &str, key: &str, value: &str) -> EngineResult<T> {
+    value.trim().parse().map_err(|_| {
+        bad_value(
+            engine,
+            key,
+            value,
+            &format!("a number ({})", std::any::type_name::<T>()),
+        )
+    })
+}
+
+/// Parses one of a closed set of words (any case); returns the matching entry.
+pub fn parse_choice<'c>(engine: &str, key: &str, value: &str, choices: &[&'c str]) -> EngineResult<&'c str> {
+    let v = value.trim();
+    choices
+        .iter()
+        .find(|c| c.eq_ignore_ascii_case(v))
+        .copied()
+        .ok_or_else(|| bad_value(engine, key, value, &format!("one of {}", choices.join(", "))))
+}
+
+/// Formats a byte count the way `parse_size` reads it: the largest exact K/M/G/T unit.
+pub fn format_size(bytes: u64) -> String {
+    for (shift, suffix) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] {
+        if bytes != 0 && bytes.is_multiple_of(1u64 << shift) {
+            return format!("{}{suffix}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,6 +157,55 @@ mod tests {
         o.set("a", "3");
         let pairs: Vec<_> = o.iter().collect();
         assert_eq!(pairs, vec![("a", "3"), ("b", "2")]);
+    }
+
+    #[test]
+    fn sizes_use_powers_of_1024_and_refuse_the_rest() {
+        assert_eq!(parse_size("e", "k", "4096").unwrap(), 4096);
+        assert_eq!(parse_size("e", "k", "64M").unwrap(), 64 << 20);
+        assert_eq!(parse_size("e", "k", "2k").unwrap(), 2048);
+        assert_eq!(parse_size("e", "k", " 1G ").unwrap(), 1 << 30);
+        assert_eq!(parse_size("e", "k", "3T").unwrap(), 3u64 << 40);
+        for bad in [
+            "",
+            "M",
+            "64MB",
+            "64 M",
+            "-1",
+            "1.5G",
+            "x",
+            "99999999999999999999",
+            "16777216T",
+        ] {
+            let err = parse_size("tidesdb", "write_buffer_size", bad).unwrap_err();
+            assert!(
+                err.message.contains("tidesdb") && err.message.contains("write_buffer_size"),
+                "{bad}: {}",
+                err.message
+            );
+        }
+        assert!(parse_size("e", "k", "64MB").unwrap_err().message.contains("write 64M"));
+    }
+
+    #[test]
+    fn sizes_format_back_to_what_parses() {
+        for n in [0u64, 1, 1000, 4096, 64 << 20, 3 << 30, 5u64 << 40, (1 << 20) + 1] {
+            assert_eq!(parse_size("e", "k", &format_size(n)).unwrap(), n);
+        }
+        assert_eq!(format_size(64 << 20), "64M");
+    }
+
+    #[test]
+    fn bools_numbers_and_choices() {
+        assert!(parse_bool("e", "k", "On").unwrap());
+        assert!(!parse_bool("e", "k", "0").unwrap());
+        assert!(parse_bool("e", "k", "maybe").is_err());
+        assert_eq!(parse_num::<i32>("e", "k", "-3").unwrap(), -3);
+        assert!(parse_num::<u32>("e", "k", "-3").is_err());
+        assert_eq!(parse_num::<f64>("e", "k", "0.01").unwrap(), 0.01);
+        assert_eq!(parse_choice("e", "k", "WAL", &["delete", "wal"]).unwrap(), "wal");
+        let err = parse_choice("sqlite", "journal_mode", "nope", &["delete", "wal"]).unwrap_err();
+        assert!(err.message.contains("one of delete, wal"), "{}", err.message);
     }
 
     #[test]

@@ -33,8 +33,11 @@ pub static INFO: EngineInfo = EngineInfo {
     description: "calibration engine: the skiplist store plus a configurable service time and periodic store-wide stalls",
     append: AppendMethod::ReadModifyWrite,
     del_reports_existence: true,
+    // Batches go to the skiplist store, which applies them key by key.
+    atomic_batches: false,
     version: || format!("kvmark sim {}", env!("CARGO_PKG_VERSION")),
     knobs,
+    validate,
     open,
 };
 
@@ -43,20 +46,21 @@ const KEYS: [&str; 3] = ["service", "stall", "stall_every"];
 fn knobs() -> Vec<Knob> {
     vec![
         Knob {
-            name: "service",
+            name: "service".into(),
             default: "0".to_string(),
             help: "least time per call, spun on the clock: 100us fixed, exp:100us (exponential mean), \
-                   uniform:50us..150us",
+                   uniform:50us..150us"
+                .into(),
         },
         Knob {
-            name: "stall",
+            name: "stall".into(),
             default: "0".to_string(),
-            help: "store-wide stall length: calls arriving during one block until it ends (e.g. 50ms)",
+            help: "store-wide stall length: calls arriving during one block until it ends (e.g. 50ms)".into(),
         },
         Knob {
-            name: "stall_every",
+            name: "stall_every".into(),
             default: "1s".to_string(),
-            help: "stall period, aligned to the store's open time (first stall one period after opening)",
+            help: "stall period, aligned to the store's open time (first stall one period after opening)".into(),
         },
     ]
 }
@@ -153,19 +157,29 @@ impl Shape {
     }
 }
 
-fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
-    req.options.check_known("sim", &KEYS)?;
-    let service = match req.options.get("service") {
+/// The simulated behaviour the options ask for: (service, stall ns, period ns).
+fn parse_options(options: &EngineOptions) -> EngineResult<(Service, u64, u64)> {
+    options.check_known("sim", &KEYS)?;
+    let service = match options.get("service") {
         Some(v) => Service::parse(v).map_err(EngineError::other)?,
         None => Service::None,
     };
-    let stall_ns = knob_ns(req.options, "stall", 0)?;
-    let every_ns = knob_ns(req.options, "stall_every", 1_000_000_000)?;
+    let stall_ns = knob_ns(options, "stall", 0)?;
+    let every_ns = knob_ns(options, "stall_every", 1_000_000_000)?;
     if stall_ns > 0 && stall_ns >= every_ns {
         return Err(EngineError::other(format!(
             "sim.stall ({stall_ns} ns) must be shorter than sim.stall_every ({every_ns} ns)"
         )));
     }
+    Ok((service, stall_ns, every_ns))
+}
+
+fn validate(options: &EngineOptions) -> EngineResult<()> {
+    parse_options(options).map(|_| ())
+}
+
+fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
+    let (service, stall_ns, every_ns) = parse_options(req.options)?;
     let inner = (skiplist::INFO.open)(&OpenRequest {
         dir: None,
         options: &EngineOptions::new(),

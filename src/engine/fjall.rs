@@ -1,0 +1,431 @@
+//! `fjall`: fjall, a pure-Rust LSM tree, opened as its optimistic-transaction database
+//! with one keyspace (`kv`).
+//!
+//! The transactional database is used so that `append` can be a real read-modify-write
+//! transaction: fjall's plain database has neither transactions nor a merge operator,
+//! and a transaction only detects conflicts with writes that are transactions too, so
+//! every write goes through one (a blind write never conflicts).
+//!
+//! Verb mapping: `put`/`del` one write transaction with one insert or remove;
+//! `mput`/`mdel` one write transaction (one journal batch); `get` a read of the latest
+//! snapshot; `mget` one snapshot; `range`/`scan` a snapshot range `lo..hi`, bounded by
+//! fjall; `append` get + insert in one transaction, whose commit reports a conflict if
+//! another writer got to the key first (reported as busy, so the harness retries it);
+//! `delete_range` a transaction that removes every key of the range it read, which
+//! conflicts, and so retries, if another writer touches the range meanwhile.
+
+use std::sync::Arc;
+
+use fjall::{
+    Conflict, KeyspaceCreateOptions, OptimisticTxDatabase, OptimisticTxKeyspace, OptimisticWriteTx, PersistMode,
+    Readable,
+};
+
+use super::options::{format_size, parse_choice, parse_num, parse_size};
+use super::versions::crate_version;
+use super::{
+    AppendMethod, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn, Session,
+    Store, Values,
+};
+
+/// Registry entry.
+pub static INFO: EngineInfo = EngineInfo {
+    name: "fjall",
+    persistent: true,
+    description: "fjall pure-Rust LSM tree, through its optimistic-transaction database",
+    append: AppendMethod::ReadModifyWrite,
+    del_reports_existence: false,
+    atomic_batches: true,
+    version,
+    knobs,
+    validate,
+    open,
+};
+
+const ENGINE: &str = "fjall";
+const KEYSPACE: &str = "kv";
+const KEYS: &[&str] = &[
+    "cache_size",
+    "max_memtable_size",
+    "max_journaling_size",
+    "worker_threads",
+    "persist",
+    "compression",
+];
+const PERSIST: &[&str] = &["buffer", "none", "sync_data", "sync_all"];
+
+// fjall's defaults (Config::new and KeyspaceCreateOptions::default); the crate has no
+// getters for them.
+const DEFAULT_CACHE: u64 = 32 << 20;
+const DEFAULT_MEMTABLE: u64 = 64 << 20;
+const DEFAULT_JOURNALING: u64 = 512 << 20;
+/// fjall refuses (with a panic) a journal limit below this.
+const MIN_JOURNALING: u64 = 64 << 20;
+
+/// fjall's worker count: the available cores, at most four.
+fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from).min(4)
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Settings {
+    cache_size: Option<u64>,
+    max_memtable_size: Option<u64>,
+    max_journaling_size: Option<u64>,
+    worker_threads: Option<usize>,
+    /// None: fjall's default (flush each commit to the OS, no fsync).
+    persist: Option<Option<PersistMode>>,
+    compression_off: bool,
+}
+
+fn settings(options: &EngineOptions) -> EngineResult<Settings> {
+    options.check_known(ENGINE, KEYS)?;
+    let mut s = Settings {
+        cache_size: None,
+        max_memtable_size: None,
+        max_journaling_size: None,
+        worker_threads: None,
+        persist: None,
+        compression_off: false,
+    };
+    for (key, value) in options.iter() {
+        match key {
+            "cache_size" => s.cache_size = Some(parse_size(ENGINE, key, value)?),
+            "max_memtable_size" => s.max_memtable_size = Some(parse_size(ENGINE, key, value)?),
+            "max_journaling_size" => {
+                let n = parse_size(ENGINE, key, value)?;
+                if n < MIN_JOURNALING {
+                    return Err(EngineError::other(format!(
+                        "engine {ENGINE}: option max_journaling_size = '{value}': fjall needs at least 64M"
+                    )));
+                }
+                s.max_journaling_size = Some(n);
+            }
+            "worker_threads" => {
+                let n: usize = parse_num(ENGINE, key, value)?;
+                if n == 0 {
+                    return Err(EngineError::other(format!(
+                        "engine {ENGINE}: option worker_threads = '{value}': give at least 1"
+                    )));
+                }
+                s.worker_threads = Some(n);
+            }
+            "persist" => {
+                s.persist = Some(match parse_choice(ENGINE, key, value, PERSIST)? {
+                    "none" => None,
+                    "sync_data" => Some(PersistMode::SyncData),
+                    "sync_all" => Some(PersistMode::SyncAll),
+                    _ => Some(PersistMode::Buffer),
+                })
+            }
+            "compression" => s.compression_off = parse_choice(ENGINE, key, value, &["lz4", "none"])? == "none",
+            _ => {}
+        }
+    }
+    Ok(s)
+}
+
+fn validate(options: &EngineOptions) -> EngineResult<()> {
+    settings(options).map(drop)
+}
+
+fn err(e: fjall::Error) -> EngineError {
+    EngineError::other(format!("fjall: {e}"))
+}
+
+fn conflict(_: Conflict) -> EngineError {
+    EngineError::busy("fjall: transaction conflict")
+}
+
+fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
+    let dir = req
+        .dir
+        .as_deref()
+        .ok_or_else(|| EngineError::other("engine fjall stores data on disk and needs a directory"))?;
+    let s = settings(req.options)?;
+    let mut builder = OptimisticTxDatabase::builder(dir);
+    if let Some(n) = s.cache_size {
+        builder = builder.cache_size(n);
+    }
+    if let Some(n) = s.max_journaling_size {
+        builder = builder.max_journaling_size(n);
+    }
+    if let Some(n) = s.worker_threads {
+        builder = builder.worker_threads(n);
+    }
+    let db = builder.open().map_err(err)?;
+    let ks = db
+        .keyspace(KEYSPACE, || {
+            let mut o = KeyspaceCreateOptions::default();
+            if let Some(n) = s.max_memtable_size {
+                o = o.max_memtable_size(n);
+            }
+            if s.compression_off {
+                o = o
+                    .data_block_compression_policy(fjall::config::CompressionPolicy::all(fjall::CompressionType::None));
+            }
+            o
+        })
+        .map_err(err)?;
+    Ok(Box::new(FjallStore {
+        shared: Arc::new(Shared {
+            db,
+            ks,
+            persist: s.persist,
+        }),
+    }))
+}
+
+struct Shared {
+    db: OptimisticTxDatabase,
+    ks: OptimisticTxKeyspace,
+    persist: Option<Option<PersistMode>>,
+}
+
+impl Shared {
+    fn write_tx(&self) -> EngineResult<OptimisticWriteTx> {
+        let tx = self.db.write_tx().map_err(err)?;
+        Ok(match self.persist {
+            Some(mode) => tx.durability(mode),
+            None => tx,
+        })
+    }
+}
+
+/// Commits, turning a conflict into busy.
+fn commit(tx: OptimisticWriteTx) -> EngineResult<()> {
+    tx.commit().map_err(err)?.map_err(conflict)
+}
+
+struct FjallStore {
+    shared: Arc<Shared>,
+}
+
+impl Store for FjallStore {
+    fn session(&self) -> EngineResult<Box<dyn Session>> {
+        Ok(Box::new(FjallSession {
+            shared: Arc::clone(&self.shared),
+        }))
+    }
+
+    fn stats(&self) -> Vec<(String, f64)> {
+        let Shared { db, ks, .. } = &*self.shared;
+        let keyspace: &fjall::Keyspace = ks.as_ref();
+        // The database-wide figures live on the plain database inside the
+        // transactional one; they are only read here, never written through it.
+        let inner = db.inner();
+        let mut out = vec![
+            ("write_buffer_bytes".to_string(), db.write_buffer_size() as f64),
+            ("journal_count".to_string(), db.journal_count() as f64),
+            ("outstanding_flushes".to_string(), inner.outstanding_flushes() as f64),
+            ("active_compactions".to_string(), inner.active_compactions() as f64),
+            (
+                "compactions_completed".to_string(),
+                inner.compactions_completed() as f64,
+            ),
+            (
+                "time_compacting_us".to_string(),
+                inner.time_compacting().as_micros() as f64,
+            ),
+            ("cache_bytes".to_string(), inner.cache_size() as f64),
+            ("cache_capacity".to_string(), inner.cache_capacity() as f64),
+            ("sealed_memtables".to_string(), keyspace.sealed_memtable_count() as f64),
+            ("l0_tables".to_string(), keyspace.l0_table_count() as f64),
+            ("tables".to_string(), keyspace.table_count() as f64),
+            ("blob_files".to_string(), keyspace.blob_file_count() as f64),
+            (
+                "fragmented_blob_bytes".to_string(),
+                keyspace.fragmented_blob_bytes() as f64,
+            ),
+            ("keyspace_disk_bytes".to_string(), keyspace.disk_space() as f64),
+            ("approximate_keys".to_string(), keyspace.approximate_len() as f64),
+        ];
+        if let Ok(n) = db.disk_space() {
+            out.push(("disk_bytes".to_string(), n as f64));
+        }
+        if let Ok(n) = inner.journal_disk_space() {
+            out.push(("journal_disk_bytes".to_string(), n as f64));
+        }
+        out
+    }
+
+    fn close(self: Box<Self>) -> EngineResult<()> {
+        let shared = Arc::try_unwrap(self.shared).map_err(|s| {
+            EngineError::other(format!(
+                "fjall: cannot close, {} session(s) still open",
+                Arc::strong_count(&s) - 1
+            ))
+        })?;
+        // Commits may still sit in the journal's buffer: write them out, as closing
+        // promises.
+        shared.db.persist(PersistMode::SyncAll).map_err(err)?;
+        drop(shared);
+        Ok(())
+    }
+}
+
+struct FjallSession {
+    shared: Arc<Shared>,
+}
+
+impl Session for FjallSession {
+    fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
+        let mut tx = self.shared.write_tx()?;
+        tx.insert(&self.shared.ks, key, val);
+        commit(tx)
+    }
+
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
+        match self.shared.ks.get(key).map_err(err)? {
+            Some(v) => {
+                out.clear();
+                out.extend_from_slice(&v);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn del(&mut self, key: &[u8]) -> EngineResult<Existed> {
+        let mut tx = self.shared.write_tx()?;
+        tx.remove(&self.shared.ks, key);
+        commit(tx)?;
+        Ok(Existed::Unknown)
+    }
+
+    fn scan(&mut self, lo: &[u8], hi: &[u8], limit: usize, f: &mut ScanFn<'_>) -> EngineResult<usize> {
+        if lo >= hi {
+            return Ok(0);
+        }
+        let snap = self.shared.db.read_tx();
+        let mut rows = 0usize;
+        for guard in snap.range(&self.shared.ks, lo..hi) {
+            let (k, v) = guard.into_inner().map_err(err)?;
+            rows += 1;
+            if f(&k, &v) || rows == limit {
+                break;
+            }
+        }
+        Ok(rows)
+    }
+
+    fn mget(&mut self, keys: &[&[u8]], out: &mut Values) -> EngineResult<()> {
+        out.clear();
+        let snap = self.shared.db.read_tx();
+        for key in keys {
+            match snap.get(&self.shared.ks, key).map_err(err)? {
+                Some(v) => out.push_hit(&v),
+                None => out.push_miss(),
+            }
+        }
+        Ok(())
+    }
+
+    fn mput(&mut self, pairs: &[(&[u8], &[u8])]) -> EngineResult<()> {
+        let mut tx = self.shared.write_tx()?;
+        for (k, v) in pairs {
+            tx.insert(&self.shared.ks, *k, *v);
+        }
+        commit(tx)
+    }
+
+    fn mdel(&mut self, keys: &[&[u8]]) -> EngineResult<Option<usize>> {
+        let mut tx = self.shared.write_tx()?;
+        for k in keys {
+            tx.remove(&self.shared.ks, *k);
+        }
+        commit(tx)?;
+        Ok(None)
+    }
+
+    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<()> {
+        let mut tx = self.shared.write_tx()?;
+        let current = tx.get(&self.shared.ks, key).map_err(err)?;
+        let mut value = Vec::with_capacity(current.as_ref().map_or(0, |v| v.len()) + suffix.len());
+        if let Some(v) = &current {
+            value.extend_from_slice(v);
+        }
+        value.extend_from_slice(suffix);
+        tx.insert(&self.shared.ks, key, value);
+        commit(tx)
+    }
+
+    fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {
+        if lo >= hi {
+            return Ok(());
+        }
+        let mut tx = self.shared.write_tx()?;
+        let keys = tx
+            .range(&self.shared.ks, lo..hi)
+            .map(|g| g.key().map_err(err))
+            .collect::<EngineResult<Vec<_>>>()?;
+        for k in keys {
+            tx.remove(&self.shared.ks, k);
+        }
+        commit(tx)
+    }
+}
+
+fn version() -> String {
+    crate_version("fjall")
+}
+
+fn knobs() -> Vec<Knob> {
+    vec![
+        Knob::new("cache_size", format_size(DEFAULT_CACHE), "block cache"),
+        Knob::new(
+            "max_memtable_size",
+            format_size(DEFAULT_MEMTABLE),
+            "memtable size before it is sealed and flushed",
+        ),
+        Knob::new(
+            "max_journaling_size",
+            format_size(DEFAULT_JOURNALING),
+            "journal size that forces memtable flushes (at least 64M)",
+        ),
+        Knob::new(
+            "worker_threads",
+            default_workers().to_string(),
+            "flush and compaction threads (fjall: the core count, at most 4)",
+        ),
+        Knob::new(
+            "persist",
+            "buffer",
+            "per commit: buffer (to the OS), none (stay in the journal buffer), sync_data, sync_all",
+        ),
+        Knob::new(
+            "compression",
+            "lz4",
+            "lz4 (fjall's default: LZ4 on the deeper levels) or none",
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn knobs_are_valid_values() {
+        let mut o = EngineOptions::new();
+        for k in knobs() {
+            o.set(k.name.to_string(), k.default.clone());
+        }
+        validate(&o).unwrap();
+    }
+
+    #[test]
+    fn values_that_would_make_fjall_panic_are_refused() {
+        for (k, v) in [
+            ("max_journaling_size", "1M"),
+            ("worker_threads", "0"),
+            ("persist", "always"),
+        ] {
+            let mut o = EngineOptions::new();
+            o.set(k, v);
+            let e = validate(&o).unwrap_err();
+            assert!(e.message.contains("fjall") && e.message.contains(k), "{}", e.message);
+        }
+        assert!(version().starts_with("fjall "), "{}", version());
+    }
+}

@@ -1,0 +1,363 @@
+//! `lmdb`: LMDB, a memory-mapped copy-on-write B+tree (the `heed` crate and the LMDB
+//! source it bundles).
+//!
+//! Verb mapping: every read is one read-only transaction (`get`, `mget`, `range`,
+//! `scan`: a cursor that stops at the first key `>= hi`); every write one write
+//! transaction (`put`, `del`, `mput`, `mdel`, `append` as get + put, `delete_range`
+//! as a cursor deleting every key in the range). LMDB admits one writer at a time:
+//! concurrent write transactions queue on LMDB's own lock, which is the engine's
+//! concurrency model, not one kvmark adds. `del` reports existence (LMDB's delete
+//! returns not-found for free).
+//!
+//! Knobs: map size, sync flags, write map, read-ahead, reader slots.
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use heed::types::Bytes;
+use heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions, WithTls};
+
+use super::options::{format_size, parse_bool, parse_choice, parse_num, parse_size};
+use super::{
+    AppendMethod, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn, Session,
+    Store, Values,
+};
+
+/// Registry entry.
+pub static INFO: EngineInfo = EngineInfo {
+    name: "lmdb",
+    persistent: true,
+    description: "LMDB memory-mapped B+tree (bundled C library via heed); one writer at a time",
+    append: AppendMethod::ReadModifyWrite,
+    del_reports_existence: true,
+    atomic_batches: true,
+    version,
+    knobs,
+    validate,
+    open,
+};
+
+const ENGINE: &str = "lmdb";
+const KEYS: &[&str] = &["map_size", "sync", "write_map", "no_read_ahead", "max_readers"];
+const SYNCS: &[&str] = &["full", "nometasync", "nosync"];
+
+/// kvmark's map size: LMDB's own default (10 MiB) is far too small to benchmark, and a
+/// store cannot grow past its map. The map is address space, not memory or disk.
+const DEFAULT_MAP_SIZE: u64 = 64 << 30;
+/// LMDB's default number of reader slots (one per concurrent reading thread).
+const DEFAULT_MAX_READERS: u32 = 126;
+
+type Db = Database<'static, Bytes, Bytes>;
+
+struct Settings {
+    map_size: usize,
+    flags: EnvFlags,
+    max_readers: u32,
+}
+
+fn settings(options: &EngineOptions) -> EngineResult<Settings> {
+    options.check_known(ENGINE, KEYS)?;
+    let mut s = Settings {
+        map_size: DEFAULT_MAP_SIZE as usize,
+        flags: EnvFlags::empty(),
+        max_readers: DEFAULT_MAX_READERS,
+    };
+    for (key, value) in options.iter() {
+        match key {
+            "map_size" => {
+                let n = parse_size(ENGINE, key, value)?;
+                s.map_size = usize::try_from(n).map_err(|_| {
+                    EngineError::other(format!("engine {ENGINE}: option map_size = '{value}' is too large"))
+                })?;
+            }
+            "sync" => {
+                s.flags.remove(EnvFlags::NO_SYNC | EnvFlags::NO_META_SYNC);
+                match parse_choice(ENGINE, key, value, SYNCS)? {
+                    "nosync" => s.flags.insert(EnvFlags::NO_SYNC),
+                    "nometasync" => s.flags.insert(EnvFlags::NO_META_SYNC),
+                    _ => {}
+                }
+            }
+            "write_map" => s.flags.set(EnvFlags::WRITE_MAP, parse_bool(ENGINE, key, value)?),
+            "no_read_ahead" => s.flags.set(EnvFlags::NO_READ_AHEAD, parse_bool(ENGINE, key, value)?),
+            "max_readers" => s.max_readers = parse_num(ENGINE, key, value)?,
+            _ => {}
+        }
+    }
+    Ok(s)
+}
+
+fn validate(options: &EngineOptions) -> EngineResult<()> {
+    settings(options).map(drop)
+}
+
+fn err(e: heed::Error) -> EngineError {
+    EngineError::other(format!("lmdb: {e}"))
+}
+
+fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
+    let dir = req
+        .dir
+        .as_deref()
+        .ok_or_else(|| EngineError::other("engine lmdb stores data on disk and needs a directory"))?;
+    let s = settings(req.options)?;
+    let mut builder = EnvOpenOptions::new();
+    builder.map_size(s.map_size).max_readers(s.max_readers).max_dbs(1);
+    // SAFETY: the flags trade durability for speed (NO_SYNC, NO_META_SYNC) or map the
+    // file writable (WRITE_MAP); the user chose them, and kvmark never writes the
+    // files behind LMDB's back.
+    unsafe {
+        builder.flags(s.flags);
+    }
+    // SAFETY: the directory is this store's own; no other handle maps it.
+    let env = unsafe { builder.open(dir) }.map_err(err)?;
+    let wtxn = env.write_txn().map_err(err)?;
+    let db: Db = env
+        .create_databases_and_commit(wtxn, |opener, wtxn| {
+            opener
+                .create_database::<Bytes, Bytes>(wtxn, None)
+                .map(CommitOrAbort::<_, ()>::Commit)
+        })
+        .map_err(err)?
+        .commit()
+        .ok_or_else(|| EngineError::other("lmdb: creating the database was aborted"))?;
+    Ok(Box::new(LmdbStore {
+        shared: Arc::new(Shared { env, db }),
+    }))
+}
+
+struct Shared {
+    env: Env<WithTls>,
+    db: Db,
+}
+
+struct LmdbStore {
+    shared: Arc<Shared>,
+}
+
+impl Store for LmdbStore {
+    fn session(&self) -> EngineResult<Box<dyn Session>> {
+        Ok(Box::new(LmdbSession {
+            shared: Arc::clone(&self.shared),
+            scratch: Vec::new(),
+        }))
+    }
+
+    fn stats(&self) -> Vec<(String, f64)> {
+        let Shared { env, db } = &*self.shared;
+        let info = env.info();
+        let mut out = vec![
+            ("map_size".to_string(), info.map_size as f64),
+            ("last_page_number".to_string(), info.last_page_number as f64),
+            ("last_txn_id".to_string(), info.last_txn_id as f64),
+            ("max_readers".to_string(), f64::from(info.maximum_number_of_readers)),
+            ("readers".to_string(), f64::from(info.number_of_readers)),
+        ];
+        if let Ok(size) = env.real_disk_size() {
+            out.push(("file_bytes".to_string(), size as f64));
+        }
+        if let Ok(rtxn) = env.read_txn()
+            && let Ok(st) = db.stat(&rtxn)
+        {
+            out.extend([
+                ("page_size".to_string(), f64::from(st.page_size)),
+                ("depth".to_string(), f64::from(st.depth)),
+                ("branch_pages".to_string(), st.branch_pages as f64),
+                ("leaf_pages".to_string(), st.leaf_pages as f64),
+                ("overflow_pages".to_string(), st.overflow_pages as f64),
+                ("entries".to_string(), st.entries as f64),
+            ]);
+        }
+        out
+    }
+
+    fn close(self: Box<Self>) -> EngineResult<()> {
+        let shared = Arc::try_unwrap(self.shared).map_err(|s| {
+            EngineError::other(format!(
+                "lmdb: cannot close, {} session(s) still open",
+                Arc::strong_count(&s) - 1
+            ))
+        })?;
+        // Under nosync/nometasync the last commits may only be in the page cache: make
+        // them durable, as closing promises.
+        shared.env.force_sync().map_err(err)?;
+        // Wait until LMDB has really closed the environment, so the directory can be
+        // reopened or removed at once.
+        shared.env.prepare_for_closing().wait();
+        Ok(())
+    }
+}
+
+struct LmdbSession {
+    shared: Arc<Shared>,
+    /// Reused by `append` to build the grown value.
+    scratch: Vec<u8>,
+}
+
+/// `[lo, hi)` as bounds. LMDB refuses an empty key, even as a bound, and never stores
+/// one, so an empty `lo` is no bound at all.
+fn range_of<'k>(lo: &'k [u8], hi: &'k [u8]) -> (Bound<&'k [u8]>, Bound<&'k [u8]>) {
+    let start = if lo.is_empty() {
+        Bound::Unbounded
+    } else {
+        Bound::Included(lo)
+    };
+    (start, Bound::Excluded(hi))
+}
+
+impl Session for LmdbSession {
+    fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
+        let Shared { env, db } = &*self.shared;
+        let mut wtxn = env.write_txn().map_err(err)?;
+        db.put(&mut wtxn, key, val).map_err(err)?;
+        wtxn.commit().map_err(err)
+    }
+
+    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
+        let Shared { env, db } = &*self.shared;
+        let rtxn = env.read_txn().map_err(err)?;
+        match db.get(&rtxn, key).map_err(err)? {
+            Some(v) => {
+                out.clear();
+                out.extend_from_slice(v);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn del(&mut self, key: &[u8]) -> EngineResult<Existed> {
+        let Shared { env, db } = &*self.shared;
+        let mut wtxn = env.write_txn().map_err(err)?;
+        let existed = db.delete(&mut wtxn, key).map_err(err)?;
+        wtxn.commit().map_err(err)?;
+        Ok(if existed { Existed::Yes } else { Existed::No })
+    }
+
+    fn scan(&mut self, lo: &[u8], hi: &[u8], limit: usize, f: &mut ScanFn<'_>) -> EngineResult<usize> {
+        if lo >= hi {
+            return Ok(0);
+        }
+        let Shared { env, db } = &*self.shared;
+        let rtxn = env.read_txn().map_err(err)?;
+        let mut rows = 0usize;
+        for item in db.range(&rtxn, &range_of(lo, hi)).map_err(err)? {
+            let (k, v) = item.map_err(err)?;
+            rows += 1;
+            if f(k, v) || rows == limit {
+                break;
+            }
+        }
+        Ok(rows)
+    }
+
+    fn mget(&mut self, keys: &[&[u8]], out: &mut Values) -> EngineResult<()> {
+        out.clear();
+        let Shared { env, db } = &*self.shared;
+        let rtxn = env.read_txn().map_err(err)?;
+        for key in keys {
+            match db.get(&rtxn, key).map_err(err)? {
+                Some(v) => out.push_hit(v),
+                None => out.push_miss(),
+            }
+        }
+        Ok(())
+    }
+
+    fn mput(&mut self, pairs: &[(&[u8], &[u8])]) -> EngineResult<()> {
+        let Shared { env, db } = &*self.shared;
+        let mut wtxn = env.write_txn().map_err(err)?;
+        for (k, v) in pairs {
+            db.put(&mut wtxn, k, v).map_err(err)?;
+        }
+        wtxn.commit().map_err(err)
+    }
+
+    fn mdel(&mut self, keys: &[&[u8]]) -> EngineResult<Option<usize>> {
+        let Shared { env, db } = &*self.shared;
+        let mut wtxn = env.write_txn().map_err(err)?;
+        let mut existed = 0usize;
+        for k in keys {
+            existed += usize::from(db.delete(&mut wtxn, k).map_err(err)?);
+        }
+        wtxn.commit().map_err(err)?;
+        Ok(Some(existed))
+    }
+
+    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<()> {
+        let Shared { env, db } = &*self.shared;
+        let mut wtxn = env.write_txn().map_err(err)?;
+        self.scratch.clear();
+        if let Some(v) = db.get(&wtxn, key).map_err(err)? {
+            self.scratch.extend_from_slice(v);
+        }
+        self.scratch.extend_from_slice(suffix);
+        db.put(&mut wtxn, key, &self.scratch).map_err(err)?;
+        wtxn.commit().map_err(err)
+    }
+
+    fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {
+        if lo >= hi {
+            return Ok(());
+        }
+        let Shared { env, db } = &*self.shared;
+        let mut wtxn = env.write_txn().map_err(err)?;
+        db.delete_range(&mut wtxn, &range_of(lo, hi)).map_err(err)?;
+        wtxn.commit().map_err(err)
+    }
+}
+
+fn version() -> String {
+    let v = heed::lmdb_version();
+    format!("LMDB {}.{}.{}", v.major, v.minor, v.patch)
+}
+
+fn knobs() -> Vec<Knob> {
+    vec![
+        Knob::new(
+            "map_size",
+            format_size(DEFAULT_MAP_SIZE),
+            "largest the store may grow (address space; kvmark's default, LMDB's own is 10M)",
+        ),
+        Knob::new(
+            "sync",
+            "full",
+            "commit durability: full (fsync data and meta), nometasync or nosync",
+        ),
+        Knob::new("write_map", "0", "write through a writable memory map (MDB_WRITEMAP)"),
+        Knob::new(
+            "no_read_ahead",
+            "0",
+            "turn off OS read-ahead (MDB_NORDAHEAD), for random reads of stores larger than RAM",
+        ),
+        Knob::new(
+            "max_readers",
+            DEFAULT_MAX_READERS.to_string(),
+            "reader slots: concurrent reading threads",
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn knobs_parse_and_refuse() {
+        let mut o = EngineOptions::new();
+        o.set("map_size", "1G");
+        o.set("sync", "nosync");
+        let s = settings(&o).unwrap();
+        assert_eq!(s.map_size, 1 << 30);
+        assert!(s.flags.contains(EnvFlags::NO_SYNC));
+        let mut o = EngineOptions::new();
+        o.set("mapsize", "1G");
+        let e = validate(&o).unwrap_err();
+        assert!(
+            e.message.contains("lmdb") && e.message.contains("mapsize"),
+            "{}",
+            e.message
+        );
+        assert!(version().starts_with("LMDB "), "{}", version());
+    }
+}

@@ -1,0 +1,326 @@
+//! The persistent engines through the real binary: a small workload on each, the
+//! refusal without `--data-dir`, store directories kept or removed, engine options
+//! checked before anything runs, and `kvmark engines` listing every engine.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+/// Names of the compiled-in persistent engines.
+fn persistent() -> Vec<&'static str> {
+    kvmark::engine::registry()
+        .into_iter()
+        .filter(|e| e.persistent)
+        .map(|e| e.name)
+        .collect()
+}
+
+/// The store directories kvmark left in `dir`.
+fn stores_in(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("kvmark-"))
+        .collect()
+}
+
+#[test]
+fn every_persistent_engine_runs_a_small_mixed_workload() {
+    for engine in persistent() {
+        let data = tempfile::tempdir().unwrap();
+        let o = kvmark(&[
+            "--backend",
+            engine,
+            "--data-dir",
+            data.path().to_str().unwrap(),
+            "--threads",
+            "1,2",
+            "--items",
+            "300",
+            "--ops",
+            "600",
+            &bundled("mixed.lua"),
+        ]);
+        assert_exit(&o, 0);
+        let out = stdout(&o);
+        assert!(out.contains(&format!("engine={engine} ")), "{engine}: {out}");
+        let rows = summary_rows(&out);
+        assert_eq!(rows.len(), 2, "{engine}: two points\n{out}");
+        assert!(
+            rows.iter().all(|r| r.last().map(String::as_str) == Some("ok")),
+            "{engine}: {out}"
+        );
+        for op in ["put", "get", "del", "range"] {
+            assert!(op_count(&out, op).unwrap_or(0) > 0, "{engine}: no {op} row\n{out}");
+        }
+        assert!(
+            stores_in(data.path()).is_empty(),
+            "{engine}: store directories left behind"
+        );
+    }
+}
+
+#[test]
+fn every_persistent_engine_keeps_every_verb_through_lua() {
+    for engine in persistent() {
+        let data = tempfile::tempdir().unwrap();
+        let o = kvmark(&[
+            "--backend",
+            engine,
+            "--data-dir",
+            data.path().to_str().unwrap(),
+            "--ops",
+            "1",
+            &workload("engine_verbs.lua"),
+        ]);
+        assert_exit(&o, 0);
+        assert!(stderr(&o).contains("engine verbs ok"), "{engine}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn persistent_engines_are_refused_without_a_data_dir() {
+    for engine in persistent() {
+        let o = kvmark(&["--backend", engine, &bundled("mixed.lua")]);
+        assert_exit(&o, 2);
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!("engine {engine} stores data on disk")) && err.contains("--data-dir"),
+            "{engine}: {err}"
+        );
+        assert!(err.contains("tmpfs"), "{engine}: the refusal should say why: {err}");
+        assert!(stdout(&o).is_empty(), "{engine}: ran anyway");
+    }
+}
+
+#[test]
+fn keep_data_keeps_the_store_and_the_default_removes_it() {
+    for engine in persistent() {
+        let data = tempfile::tempdir().unwrap();
+        let dir = data.path().to_str().unwrap();
+        let args = ["--backend", engine, "--data-dir", dir, "--items", "50", "--ops", "50"];
+        let mixed = bundled("mixed.lua");
+
+        let o = kvmark(&[&args[..], &[&mixed]].concat());
+        assert_exit(&o, 0);
+        assert!(
+            stores_in(data.path()).is_empty(),
+            "{engine}: the default removes the store"
+        );
+
+        let o = kvmark(&[&args[..], &["--keep-data", &mixed]].concat());
+        assert_exit(&o, 0);
+        let kept = stores_in(data.path());
+        assert_eq!(kept.len(), 1, "{engine}: {kept:?}");
+        assert!(kept[0].starts_with(&format!("kvmark-{engine}-")), "{engine}: {kept:?}");
+        let files = std::fs::read_dir(data.path().join(&kept[0])).unwrap().count();
+        assert!(files > 0, "{engine}: the kept store directory is empty");
+    }
+}
+
+#[test]
+fn bad_engine_options_stop_the_run_before_it_starts() {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path().to_str().unwrap();
+    let mixed = bundled("mixed.lua");
+    for engine in kvmark::engine::registry() {
+        let opt = format!("{}.kvmark_no_such_knob=1", engine.name);
+        let o = kvmark(&[
+            "--backend",
+            engine.name,
+            "--data-dir",
+            dir,
+            "--engine-opt",
+            &opt,
+            &mixed,
+        ]);
+        assert_exit(&o, 2);
+        let err = stderr(&o);
+        assert!(
+            err.contains(engine.name) && err.contains("kvmark_no_such_knob"),
+            "{}: {err}",
+            engine.name
+        );
+        assert!(stdout(&o).is_empty(), "{}: ran anyway", engine.name);
+    }
+    assert!(stores_in(data.path()).is_empty());
+}
+
+#[test]
+fn rocksdb_takes_any_rocksdb_option_string_including_nested_ones() {
+    if kvmark::engine::find("rocksdb").is_none() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let o = kvmark(&[
+        "--backend",
+        "rocksdb",
+        "--data-dir",
+        data.path().to_str().unwrap(),
+        "--engine-opt",
+        "rocksdb.write_buffer_size=4M",
+        "--engine-opt",
+        "rocksdb.compression=kNoCompression",
+        "--engine-opt",
+        "rocksdb.block_based_table_factory={block_cache=8M;filter_policy=bloomfilter:10:false}",
+        "--engine-opt",
+        "rocksdb.level0_slowdown_writes_trigger=5",
+        "--engine-opt",
+        "rocksdb.level0_stop_writes_trigger=10",
+        "--items",
+        "100",
+        "--ops",
+        "100",
+        "--keep-data",
+        &bundled("mixed.lua"),
+    ]);
+    assert_exit(&o, 0);
+    // RocksDB records the options it ran with in the store's OPTIONS file.
+    let store = data.path().join(&stores_in(data.path())[0]);
+    let options = std::fs::read_dir(&store)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("OPTIONS-"))
+        .expect("an OPTIONS file");
+    let text = std::fs::read_to_string(options).unwrap();
+    for line in [
+        "write_buffer_size=4194304",
+        "compression=kNoCompression",
+        "level0_slowdown_writes_trigger=5",
+        "level0_stop_writes_trigger=10",
+        "merge_operator=kvmark.append",
+        "filter_policy=bloomfilter:10",
+    ] {
+        assert!(text.contains(line), "OPTIONS lacks {line}");
+    }
+
+    let o = kvmark(&[
+        "--backend",
+        "rocksdb",
+        "--data-dir",
+        data.path().to_str().unwrap(),
+        "--engine-opt",
+        "rocksdb.write_buffer_size=lots",
+        &bundled("mixed.lua"),
+    ]);
+    assert_exit(&o, 2);
+    assert!(stderr(&o).contains("write_buffer_size"), "{}", stderr(&o));
+}
+
+#[test]
+fn engines_lists_every_engine_with_version_and_knobs() {
+    let o = kvmark(&["engines"]);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    // One block per engine: its name, then indented lines.
+    let mut blocks: Vec<(String, String)> = Vec::new();
+    for line in out.lines() {
+        if line.starts_with(' ') {
+            if let Some((_, body)) = blocks.last_mut() {
+                body.push_str(line);
+                body.push('\n');
+            }
+        } else if !line.is_empty() {
+            blocks.push((line.to_string(), String::new()));
+        }
+    }
+    let listed: Vec<&str> = blocks.iter().map(|(n, _)| n.as_str()).collect();
+    let compiled: Vec<&str> = kvmark::engine::registry().iter().map(|e| e.name).collect();
+    assert_eq!(listed, compiled, "{out}");
+    for (engine, (_, block)) in kvmark::engine::registry().into_iter().zip(&blocks) {
+        let n = engine.name;
+        for field in ["  library:  ", "  append:   ", "  del:      ", "  batches:  "] {
+            assert!(block.contains(field), "{n}: no '{field}' in\n{block}");
+        }
+        let storage = if engine.persistent {
+            "persistent (needs --data-dir)"
+        } else {
+            "in-memory"
+        };
+        assert!(block.contains(storage), "{n}: {block}");
+        assert!(block.contains(&(engine.version)()), "{n}: version missing\n{block}");
+        for knob in (engine.knobs)() {
+            let line = format!("    {:<32} default {}", knob.name, knob.default);
+            assert!(block.contains(&line), "{n}: knob line '{line}' missing\n{block}");
+        }
+    }
+}
+
+/// The sections of a keybench-style INI file: (section, key, value, active). Commented
+/// `; key = value` lines are returned too, as inactive. A comment starts at the line's
+/// start or after whitespace, so `{a=1;b=2}` keeps its semicolons.
+fn ini(text: &str) -> Vec<(String, String, String, bool)> {
+    let mut out = Vec::new();
+    let mut section = String::new();
+    for raw in text.lines() {
+        let line = raw.trim();
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            section = name.to_string();
+            continue;
+        }
+        // Commented knobs are written `;key = value`; prose and the table options inside
+        // block_based_table_factory follow the ';' with whitespace.
+        let (body, active) = match line.strip_prefix(';').or_else(|| line.strip_prefix('#')) {
+            Some(rest) if rest.starts_with(char::is_whitespace) || rest.is_empty() => continue,
+            Some(rest) => (rest, false),
+            None => (line, true),
+        };
+        // Drop an inline comment: ';' or '#' after whitespace.
+        let body = body
+            .char_indices()
+            .find(|&(i, c)| (c == ';' || c == '#') && i > 0 && body[..i].ends_with(char::is_whitespace))
+            .map_or(body, |(i, _)| &body[..i]);
+        if let Some((k, v)) = body.split_once('=') {
+            let k = k.trim();
+            if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                out.push((section.clone(), k.to_string(), v.trim().to_string(), active));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_parity_sample_lists_every_knob_and_its_sections_are_valid_options() {
+    let text = std::fs::read_to_string(root().join("samples/rocksdb-vs-tidesdb.cnf")).unwrap();
+    let entries = ini(&text);
+    for name in ["rocksdb", "tidesdb"] {
+        let Some(engine) = kvmark::engine::find(name) else {
+            continue;
+        };
+        let mut active = kvmark::engine::EngineOptions::new();
+        let mut all = kvmark::engine::EngineOptions::new();
+        for (section, k, v, on) in entries.iter().filter(|e| e.0 == name) {
+            let _ = section;
+            if *on {
+                active.set(k.clone(), v.clone());
+            }
+            all.set(k.clone(), v.clone());
+        }
+        assert!(!active.is_empty(), "{name}: no active parity overrides");
+        if let Err(e) = (engine.validate)(&active) {
+            panic!("{name}: the sample's active options are refused: {e}");
+        }
+        // Uncommenting any listed default must be accepted too.
+        if let Err(e) = (engine.validate)(&all) {
+            panic!("{name}: the sample's listed defaults are refused: {e}");
+        }
+        for knob in (engine.knobs)() {
+            let listed = match knob.name.strip_prefix("block_based_table_factory={") {
+                Some(table) => text.contains(&format!(";   {}=", table.trim_end_matches('}'))),
+                None => entries.iter().any(|(s, k, _, _)| s == name && *k == knob.name),
+            };
+            assert!(listed, "{name}: knob {} missing from the sample", knob.name);
+        }
+    }
+    let bench: Vec<&str> = entries
+        .iter()
+        .filter(|e| e.0 == "bench" && e.3)
+        .map(|e| e.1.as_str())
+        .collect();
+    for key in ["backend", "threads", "secs", "data_dir", "workload"] {
+        assert!(bench.contains(&key), "[bench] lacks {key}");
+    }
+}
