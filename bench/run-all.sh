@@ -2,7 +2,7 @@
 # Builds the release binary and runs every recorded benchmark (see BENCHMARKS.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release
+cargo build --release --benches
 bench/harness.sh 7
 bench/scaling.sh 9 3 2 workloads/mixed.lua
 bench/specs.sh 7
@@ -10,3 +10,9 @@ bench/openloop.sh 7
 cargo bench --bench sampler -- 1000 0.3
 bench/sampler.sh 41 2
 if command -v valgrind >/dev/null; then bench/sampler-instructions.sh 500000; fi
+# The engine benchmarks need a directory on a real disk (not tmpfs): BENCH_DATA_DIR.
+data=${BENCH_DATA_DIR:-/var/tmp/kvmark-bench}
+mkdir -p "$data"
+bench/rocksdb-overhead.sh "$data" 5 200000 200000
+bench/rocksdb-overhead-cpu.sh "$data" 5 200000 200000 1
+bench/engines.sh "$data" 10 200000
