@@ -123,6 +123,15 @@ fn val(v: &Value) -> String {
     }
 }
 
+/// A JSON object's members as rows.
+fn object_rows(v: &Value) -> Vec<(String, String)> {
+    v.as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), val(v)))
+        .collect()
+}
+
 /// A run's settings as rows.
 fn settings(run: &Value) -> Vec<(String, String)> {
     let mut rows = Vec::new();
@@ -244,23 +253,16 @@ fn run_section(run: &RunData, several: bool) -> String {
         let _ = write!(h, "<div><h3>Settings</h3>{}</div>", kv_table(&settings(r)));
     }
     if let Some(s) = &run.summary {
-        let rows: Vec<(String, String)> = s
-            .as_object()
-            .into_iter()
-            .flatten()
-            .map(|(k, v)| (k.clone(), val(v)))
-            .collect();
-        let _ = write!(h, "<div><h3>Outcome</h3>{}</div>", kv_table(&rows));
+        let _ = write!(h, "<div><h3>Outcome</h3>{}</div>", kv_table(&object_rows(s)));
     }
     if let Some(Value::Object(probes)) = &run.probes {
         for (name, facts) in probes {
-            let rows: Vec<(String, String)> = facts
-                .as_object()
-                .into_iter()
-                .flatten()
-                .map(|(k, v)| (k.clone(), val(v)))
-                .collect();
-            let _ = write!(h, "<div><h3>Probe: {}</h3>{}</div>", esc(name), kv_table(&rows));
+            let _ = write!(
+                h,
+                "<div><h3>Probe: {}</h3>{}</div>",
+                esc(name),
+                kv_table(&object_rows(facts))
+            );
         }
     }
     h.push_str("</div>");

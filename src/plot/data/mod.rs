@@ -18,6 +18,21 @@ use self::timeline::Track;
 use self::tsv::Table;
 use crate::report::bundle::{HDR_DIR, POINTS_TSV, RESULTS_JSON, TIMELINE_TSV};
 
+/// A point's coordinates apart from the engine, as a short label ("t2 b8 @5000").
+pub fn cell_label(threads: usize, batch: usize, sweep: Option<&(String, String)>, rate: Option<&str>) -> String {
+    let mut parts = vec![format!("t{threads}")];
+    if batch != 1 {
+        parts.push(format!("b{batch}"));
+    }
+    if let Some((p, v)) = sweep {
+        parts.push(format!("{p}={v}"));
+    }
+    if let Some(r) = rate {
+        parts.push(format!("@{r}"));
+    }
+    parts.join(" ")
+}
+
 /// Everything read from one result directory.
 #[derive(Debug, Default)]
 pub struct RunData {
@@ -148,7 +163,7 @@ pub fn load(dir: &Path) -> RunData {
         }
     }
     let tl_path = dir.join(TIMELINE_TSV);
-    if let Some(t) = read_table(&tl_path, &timeline::REQUIRED, &mut notes) {
+    if let Some(t) = read_table(&tl_path, timeline::REQUIRED, &mut notes) {
         data.period = (0..t.rows.len()).find_map(|r| t.num(r, "interval_s"));
         data.period = data
             .run

@@ -117,17 +117,12 @@ pub struct Point {
 impl Point {
     /// The point's coordinates apart from the engine, as a short label ("t2 b8").
     pub fn cell_label(&self) -> String {
-        let mut parts = vec![format!("t{}", self.threads)];
-        if self.batch != 1 {
-            parts.push(format!("b{}", self.batch));
-        }
-        if let Some((p, v)) = &self.sweep {
-            parts.push(format!("{p}={v}"));
-        }
-        if let Some(r) = &self.rate {
-            parts.push(format!("@{}", r.text));
-        }
-        parts.join(" ")
+        super::cell_label(
+            self.threads,
+            self.batch,
+            self.sweep.as_ref(),
+            self.rate.as_ref().map(|r| r.text.as_str()),
+        )
     }
 }
 

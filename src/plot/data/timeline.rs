@@ -99,32 +99,12 @@ impl Track {
 
     /// The point coordinates apart from the engine, as a short label ("t2 b8").
     pub fn cell_label(&self) -> String {
-        let mut parts = vec![format!("t{}", self.threads)];
-        if self.batch != 1 {
-            parts.push(format!("b{}", self.batch));
-        }
-        if let Some((p, v)) = &self.sweep {
-            parts.push(format!("{p}={v}"));
-        }
-        if let Some(r) = &self.rate {
-            parts.push(format!("@{r}"));
-        }
-        parts.join(" ")
+        super::cell_label(self.threads, self.batch, self.sweep.as_ref(), self.rate.as_deref())
     }
 }
 
-/// The columns a timeline needs.
-pub const REQUIRED: [&str; 9] = [
-    "workload",
-    "engine",
-    "threads",
-    "sweep_param",
-    "sweep_value",
-    "phase",
-    "elapsed_s",
-    "metric",
-    "value",
-];
+/// The columns a timeline needs: keybench's nine.
+pub const REQUIRED: &[&str] = crate::report::timeline::COLUMNS.split_at(9).0;
 
 /// Groups a timeline table's rows into tracks.
 pub fn tracks(t: &Table) -> Vec<Track> {
@@ -237,7 +217,7 @@ mod tests {
 
     #[test]
     fn rows_group_into_tracks_and_samples() {
-        let t = Table::parse(TL, Path::new("t.tsv"), &REQUIRED, &mut Vec::new()).unwrap();
+        let t = Table::parse(TL, Path::new("t.tsv"), REQUIRED, &mut Vec::new()).unwrap();
         let tracks = tracks(&t);
         assert_eq!(tracks.len(), 2);
         let a = &tracks[0];

@@ -2,7 +2,7 @@
 //! latency (mean and p99) against the epoch number, one line per mode with its
 //! 95% interval shaded, and the data volume.
 
-use super::{Ctx, DirPoint, coords, group_by};
+use super::{Ctx, DirPoint, group_by, point_coords};
 use crate::plot::data::epoch::{Epoch, Interval};
 use crate::plot::data::points::Point;
 use crate::plot::figure::{Axis, Dash, Figure, Mark, Panel, Series, Shape, Unit};
@@ -34,12 +34,7 @@ pub fn figures(ctx: &Ctx<'_>) -> Vec<Figure> {
     let mut out = Vec::new();
     for ((workload, cell), points) in group_by(epoch_points, |(_, p)| (p.workload.clone(), p.cell_label())) {
         let p0 = points[0].1;
-        let what = coords(
-            Some(p0.threads),
-            Some(p0.batch),
-            p0.sweep.as_ref(),
-            p0.rate.as_ref().map(|r| r.text.as_str()),
-        );
+        let what = point_coords(p0);
         let mut engines: Vec<&str> = points.iter().map(|(_, p)| p.engine.as_str()).collect();
         engines.dedup();
         let mut fig = Figure::new(

@@ -2,7 +2,7 @@
 //! and the full percentile spectrum from the stored histogram logs.
 
 use super::summary::pick;
-use super::{Ctx, DirPoint, PERCENTILES, cell_order, coords, group_by};
+use super::{Ctx, DirPoint, PERCENTILES, cell_order, group_by, point_coords};
 use crate::plot::data::hlog;
 use crate::plot::figure::{Axis, Figure, Mark, Panel, Series, Unit};
 
@@ -119,12 +119,7 @@ pub fn spectrum(ctx: &Ctx<'_>) -> Vec<Figure> {
         let phases: Vec<&str> = tags.iter().filter_map(|t| t.split('.').next()).collect();
         let one_phase = phases.windows(2).all(|w| w[0] == w[1]);
         let p0 = points[0].1;
-        let what = coords(
-            Some(p0.threads),
-            Some(p0.batch),
-            p0.sweep.as_ref(),
-            p0.rate.as_ref().map(|r| r.text.as_str()),
-        );
+        let what = point_coords(p0);
         let mut fig = Figure::new(
             format!("percentiles-{workload}-{}", super::slug(&cell)),
             "percentiles",

@@ -181,6 +181,16 @@ pub fn slug(cell: &str) -> String {
         .replace(' ', "-")
 }
 
+/// A point's coordinates for a title.
+pub fn point_coords(p: &Point) -> String {
+    coords(
+        Some(p.threads),
+        Some(p.batch),
+        p.sweep.as_ref(),
+        p.rate.as_ref().map(|r| r.text.as_str()),
+    )
+}
+
 /// True when wu/s and ops/s differ for some point (so both get a panel).
 pub fn ops_differ(points: &[DirPoint<'_>]) -> bool {
     points

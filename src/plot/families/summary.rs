@@ -76,11 +76,7 @@ pub fn throughput(ctx: &Ctx<'_>) -> Vec<Figure> {
                 s.slot = slot;
                 for (_, p) in points.iter().filter(|(pd, p)| pd == d && &p.engine == engine) {
                     let x = cells.iter().position(|c| *c == p.cell_label()).unwrap_or(0) as f64;
-                    let v = t.of(p);
-                    s.points.push([x, v.median]);
-                    if v.max > v.min {
-                        s.errors.push([x, v.min, v.max]);
-                    }
+                    push_spread(&mut s, x, t.of(p));
                 }
                 panel.series.push(s);
             }
@@ -162,11 +158,7 @@ fn sweep_figures(
                 .engine(&engine);
                 for p in mine {
                     let x = x_of(p) as f64;
-                    let v = t.of(p);
-                    s.points.push([x, v.median]);
-                    if v.max > v.min {
-                        s.errors.push([x, v.min, v.max]);
-                    }
+                    push_spread(&mut s, x, t.of(p));
                 }
                 panel.series.push(s);
             }
@@ -321,6 +313,14 @@ pub fn rate(ctx: &Ctx<'_>) -> Vec<Figure> {
         out.push(fig.auto_columns());
     }
     out
+}
+
+/// The median as a point, the spread over repeats as an error bar.
+fn push_spread(s: &mut Series, x: f64, v: Spread) {
+    s.points.push([x, v.median]);
+    if v.max > v.min {
+        s.errors.push([x, v.min, v.max]);
+    }
 }
 
 fn rate_of(p: &Point) -> f64 {
