@@ -8,6 +8,14 @@
   // For tests and the curious: how many panels exist and were drawn, and errors.
   var status = { panels: 0, rendered: 0, errors: [] };
   window.kvmarkReport = status;
+  // Series shown across every chart (the engine toggles change it).
+  status.visibleSeries = function () {
+    var n = 0;
+    charts.forEach(function (c) {
+      c.u.series.forEach(function (s, i) { if (i > 0 && s.show) n++; });
+    });
+    return n;
+  };
 
   var hidden = {};
   var charts = [];
