@@ -58,6 +58,19 @@ fn tree(svg: &str) -> Result<usvg::Tree, String> {
     usvg::Tree::from_str(svg, &options()).map_err(|e| format!("the drawn SVG does not parse: {e}"))
 }
 
+/// An opaque pixmap as an RGB PNG at zlib's default level: about a quarter of the
+/// size of tiny-skia's own RGBA encoding, for about half again its encoding time.
+fn rgb_png(pixmap: &tiny_skia::Pixmap) -> Result<Vec<u8>, png::EncodingError> {
+    let rgb: Vec<u8> = pixmap.data().chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]).collect();
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, pixmap.width(), pixmap.height());
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.set_compression(png::Compression::Default);
+    enc.write_header()?.write_image_data(&rgb)?;
+    Ok(out)
+}
+
 /// The figure in `format`.
 pub fn encode(svg: &str, format: Format) -> Result<Vec<u8>, String> {
     match format {
@@ -69,7 +82,7 @@ pub fn encode(svg: &str, format: Format) -> Result<Vec<u8>, String> {
                 .ok_or_else(|| format!("cannot make a {}x{} image", size.width(), size.height()))?;
             pixmap.fill(tiny_skia::Color::WHITE);
             resvg::render(&tree, tiny_skia::Transform::default(), &mut pixmap.as_mut());
-            pixmap.encode_png().map_err(|e| format!("cannot encode the PNG: {e}"))
+            rgb_png(&pixmap).map_err(|e| format!("cannot encode the PNG: {e}"))
         }
         Format::Pdf => {
             let tree = tree(svg)?;

@@ -274,9 +274,16 @@ fn run_section(run: &RunData, several: bool) -> String {
     h
 }
 
+/// A collapsible table heading, open unless the table is long.
+fn details(title: &str, rows: usize) -> String {
+    let open = if rows <= 24 { " open" } else { "" };
+    format!("<details{open}><summary><h3>{title} ({rows} rows)</h3></summary>")
+}
+
 fn points_table(run: &RunData) -> String {
-    let mut h = String::from(
-        "<h3>Points</h3><table class=\"grid\"><thead><tr><th>workload</th><th>engine</th><th>threads</th>\
+    let mut h = details("Points", run.points.len());
+    h.push_str(
+        "<table class=\"grid\"><thead><tr><th>workload</th><th>engine</th><th>threads</th>\
          <th>batch</th><th>sweep</th><th>rate</th><th>status</th><th>wu/s</th><th>wu/s min-max</th>\
          <th>ops/s</th><th>repeats</th><th>seed keys/s</th></tr></thead><tbody>",
     );
@@ -308,13 +315,15 @@ fn points_table(run: &RunData) -> String {
             p.seed.map_or("-".to_string(), |s| fmt_rate(s.keys_per_s)),
         );
     }
-    h.push_str("</tbody></table>");
+    h.push_str("</tbody></table></details>");
     h
 }
 
 fn latency_table(run: &RunData) -> String {
-    let mut h = String::from(
-        "<h3>Latency</h3><table class=\"grid\"><thead><tr><th>workload</th><th>engine</th><th>point</th>\
+    let rows = run.points.iter().map(|p| p.latency.len()).sum();
+    let mut h = details("Latency", rows);
+    h.push_str(
+        "<table class=\"grid\"><thead><tr><th>workload</th><th>engine</th><th>point</th>\
          <th>op</th><th>latency</th><th>count</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th>\
          <th>p99.9</th><th>p99.99</th><th>max</th></tr></thead><tbody>",
     );
@@ -336,7 +345,7 @@ fn latency_table(run: &RunData) -> String {
             h.push_str("</tr>");
         }
     }
-    h.push_str("</tbody></table>");
+    h.push_str("</tbody></table></details>");
     h
 }
 
