@@ -25,22 +25,8 @@ const OPS: [&str; 4] = ["get", "put", "del", "range"];
 const PERIOD: f64 = 0.1;
 const SEED_SAMPLES: usize = 10;
 const TIMED_SAMPLES: usize = 60;
-const SYSTEM: [&str; 14] = [
-    "sys.cpu_pct",
-    "proc.cpu_pct",
-    "proc.rss_bytes",
-    "proc.peak_rss_bytes",
-    "sys.mem_available_bytes",
-    "sys.load1",
-    "proc.minor_faults_per_s",
-    "proc.major_faults_per_s",
-    "proc.vol_ctx_switches_per_s",
-    "proc.invol_ctx_switches_per_s",
-    "proc.read_bytes_per_s",
-    "proc.write_bytes_per_s",
-    "store.disk_bytes",
-    "store.disk_files",
-];
+/// The store's size, sampled beside the system probe's metrics.
+const STORE: [&str; 2] = ["store.disk_bytes", "store.disk_files"];
 
 /// A small deterministic generator (xorshift64*): the same directory every time.
 struct Rng(u64);
@@ -102,7 +88,7 @@ fn main() {
                             metric(&format!("op.{op}.max_ns"), 1e6 * (1.0 + 5.0 * rng.next()));
                         }
                     }
-                    for name in SYSTEM {
+                    for name in kvmark::probe::live::SYSTEM_METRICS.iter().chain(&STORE) {
                         metric(name, 1e6 * rng.next());
                     }
                     for k in 0..20 {

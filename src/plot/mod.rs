@@ -98,27 +98,34 @@ pub fn run(req: &Request) -> Result<Outcome, PlotError> {
         notes,
         ..Outcome::default()
     };
-    if req.figures {
-        std::fs::create_dir_all(&req.out)
-            .map_err(|e| PlotError::Failed(format!("cannot create {}: {e}", req.out.display())))?;
-        outcome.written = write_figures(&figs, &req.out, req.format).map_err(PlotError::Failed)?;
-        let manifest = req.out.join(MANIFEST);
-        let doc = manifest_json(&figs, req.format, &runs, &outcome.notes);
-        write(
-            &manifest,
-            serde_json::to_string_pretty(&doc).unwrap_or_default().as_bytes(),
-        )
-        .map_err(PlotError::Failed)?;
-        outcome.written.push(manifest);
-    }
-    if let Some(path) = &req.html {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| PlotError::Failed(format!("cannot create {}: {e}", parent.display())))?;
+    // The page is built while the figures render.
+    std::thread::scope(|s| -> Result<(), PlotError> {
+        let page = req.html.as_ref().map(|path| {
+            let (runs, figs, palette) = (&runs, &figs, &palette);
+            s.spawn(move || write_html(path, runs, figs, palette))
+        });
+        if req.figures {
+            std::fs::create_dir_all(&req.out)
+                .map_err(|e| PlotError::Failed(format!("cannot create {}: {e}", req.out.display())))?;
+            outcome.written = write_figures(&figs, &req.out, req.format).map_err(PlotError::Failed)?;
+            let manifest = req.out.join(MANIFEST);
+            let doc = manifest_json(&figs, req.format, &runs, &outcome.notes);
+            write(
+                &manifest,
+                serde_json::to_string_pretty(&doc).unwrap_or_default().as_bytes(),
+            )
+            .map_err(PlotError::Failed)?;
+            outcome.written.push(manifest);
         }
-        write(path, html::document(&runs, &figs, &palette).as_bytes()).map_err(PlotError::Failed)?;
-        outcome.written.push(path.clone());
-    }
+        if let Some(page) = page {
+            let path = page
+                .join()
+                .map_err(|_| PlotError::Failed("building report.html panicked".to_string()))?
+                .map_err(PlotError::Failed)?;
+            outcome.written.push(path);
+        }
+        Ok(())
+    })?;
     Ok(outcome)
 }
 
@@ -150,6 +157,14 @@ fn distinct_labels(runs: &mut [RunData]) {
             r.label = format!("{parent}/{}", r.label);
         }
     }
+}
+
+fn write_html(path: &Path, runs: &[RunData], figs: &[Figure], palette: &Palette) -> Result<PathBuf, String> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    }
+    write(path, html::document(runs, figs, palette).as_bytes())?;
+    Ok(path.to_path_buf())
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {

@@ -126,8 +126,20 @@ pub fn expand(dirs: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-/// Reads one result directory.
+/// Reads one result directory (the histogram logs on a second thread).
 pub fn load(dir: &Path) -> RunData {
+    std::thread::scope(|s| {
+        let logs = s.spawn(|| read_hlogs(dir));
+        let mut data = load_tables(dir);
+        let (hlogs, notes) = logs.join().unwrap_or_default();
+        data.hlogs = hlogs;
+        data.notes.extend(notes);
+        data
+    })
+}
+
+/// Reads everything but the histogram logs.
+fn load_tables(dir: &Path) -> RunData {
     let mut data = RunData {
         path: dir.to_path_buf(),
         label: dir
@@ -173,6 +185,14 @@ pub fn load(dir: &Path) -> RunData {
             .or(data.period);
         data.tracks = timeline::tracks(&t);
     }
+    data.notes = notes;
+    data
+}
+
+/// Reads every histogram log under `hdr/`, in name order.
+fn read_hlogs(dir: &Path) -> (Vec<Hlog>, Vec<String>) {
+    let mut notes = Vec::new();
+    let mut hlogs = Vec::new();
     let hdr = dir.join(HDR_DIR);
     match std::fs::read_dir(&hdr) {
         Ok(entries) => {
@@ -183,7 +203,7 @@ pub fn load(dir: &Path) -> RunData {
             files.sort();
             for f in files {
                 match Hlog::read(&f, &mut notes) {
-                    Ok(h) => data.hlogs.push(h),
+                    Ok(h) => hlogs.push(h),
                     Err(e) => notes.push(e),
                 }
             }
@@ -193,8 +213,7 @@ pub fn load(dir: &Path) -> RunData {
             hdr.display()
         )),
     }
-    data.notes = notes;
-    data
+    (hlogs, notes)
 }
 
 fn read_table(path: &Path, required: &[&str], notes: &mut Vec<String>) -> Option<Table> {
