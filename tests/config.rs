@@ -373,6 +373,9 @@ fn help_explains_the_report_and_config_flags() {
         "--probe",
         "--config",
         "--save-config",
+        "--auto-plot",
+        "--no-auto-plot",
+        "kvmark plot",
     ] {
         assert!(help.contains(flag), "{flag} missing from --help");
     }
