@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod cdp;
+pub mod figs;
 pub mod parse;
 
 use std::path::{Path, PathBuf};
