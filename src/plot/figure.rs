@@ -288,6 +288,9 @@ pub struct Figure {
     pub title: String,
     /// Panels per row.
     pub columns: usize,
+    /// Pixel width of each panel, when wider than usual (many categories).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub panel_width: Option<u32>,
     /// The panels, row by row.
     pub panels: Vec<Panel>,
 }
@@ -300,8 +303,18 @@ impl Figure {
             family,
             title: title.into(),
             columns: 1,
+            panel_width: None,
             panels: Vec::new(),
         }
+    }
+
+    /// Widens the panels so `marks` bars or marker columns side by side stay apart.
+    pub fn fit_width(mut self, marks: usize) -> Figure {
+        let wanted = (marks as u32).saturating_mul(12).saturating_add(140);
+        if wanted > 560 {
+            self.panel_width = Some(wanted.min(2400));
+        }
+        self
     }
 
     /// Chooses the number of columns for the number of panels.

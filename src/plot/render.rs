@@ -101,7 +101,8 @@ pub fn svg(fig: &Figure) -> Result<String, Err> {
     fonts();
     let columns = fig.columns.max(1);
     let rows = fig.panels.len().div_ceil(columns).max(1) as u32;
-    let width = (columns as u32 * PANEL_W).max(text_width(&fig.title, 20) + 60);
+    let panel_w = fig.panel_width.unwrap_or(PANEL_W).max(PANEL_W);
+    let width = (columns as u32 * panel_w).max(text_width(&fig.title, 20) + 60);
     let entries = legend_entries(fig);
     let (places, legend_rows) = legend_layout(&entries, width);
     let head = TITLE_H + legend_rows * LEGEND_ROW_H + 4;
@@ -126,7 +127,7 @@ pub fn svg(fig: &Figure) -> Result<String, Err> {
         let (_, body) = root.split_vertically(head);
         let cells = body.split_evenly((rows as usize, columns));
         for (panel, area) in fig.panels.iter().zip(cells.iter()) {
-            draw_panel(area, panel)?;
+            draw_panel(area, panel, panel_w)?;
         }
         root.present().map_err(e)?;
     }
@@ -202,7 +203,7 @@ fn slot_x(x: f64, slot: usize, slots: usize) -> (f64, f64) {
     (x0, x0 + w)
 }
 
-fn draw_panel(area: &Area<'_>, panel: &Panel) -> Result<(), Err> {
+fn draw_panel(area: &Area<'_>, panel: &Panel, width: u32) -> Result<(), Err> {
     let category = panel.x.scale == Scale::Category;
     let xs = extent(panel, false);
     // Time from a start: show the start, unless the data sit far from it.
@@ -213,7 +214,7 @@ fn draw_panel(area: &Area<'_>, panel: &Panel) -> Result<(), Err> {
     let x_zero = panel.x.unit == Unit::Seconds && xlo >= 0.0 && xlo <= 0.25 * xhi;
     let xmap = AxisMap::fit(&panel.x, &xs, &panel.categories, x_zero);
     let ymap = AxisMap::fit(&panel.y, &extent(panel, true), &[], true);
-    let long_labels = category && panel.categories.iter().map(|c| text_width(c, 12)).sum::<u32>() > PANEL_W - 120;
+    let long_labels = category && panel.categories.iter().map(|c| text_width(c, 12)).sum::<u32>() > width - 120;
     let mut chart = ChartBuilder::on(area)
         .caption(&panel.title, (FONT, 15))
         .margin(8)

@@ -77,7 +77,9 @@ pub fn summary(ctx: &Ctx<'_>) -> Vec<Figure> {
             }
             fig.panels.push(panel);
         }
-        out.push(fig.auto_columns());
+        let wide = cells.len() * keys.len() > 30;
+        let fig = fig.fit_width(cells.len() * keys.len());
+        out.push(if wide { fig } else { fig.auto_columns() });
     }
     out
 }

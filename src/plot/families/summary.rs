@@ -83,7 +83,7 @@ pub fn throughput(ctx: &Ctx<'_>) -> Vec<Figure> {
             fig.panels.push(panel);
         }
         fig.columns = 1;
-        out.push(fig);
+        out.push(fig.fit_width(cells.len() * keys.len()));
     }
     out
 }
