@@ -9,6 +9,7 @@ bench/specs.sh 7
 bench/openloop.sh 7
 cargo bench --bench sampler -- 1000 0.3
 bench/sampler.sh 41 2
+bench/plots.sh 7
 if command -v valgrind >/dev/null; then bench/sampler-instructions.sh 500000; fi
 # The engine benchmarks need a directory on a real disk (not tmpfs): BENCH_DATA_DIR.
 data=${BENCH_DATA_DIR:-/var/tmp/kvmark-bench}

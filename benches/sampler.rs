@@ -72,7 +72,7 @@ fn main() {
     let measure = |plan: &run::Plan, sinks: Vec<SinkSpec>| -> f64 {
         let outputs = Outputs {
             sinks,
-            report_dir: None,
+            ..Outputs::default()
         };
         let opened = setup::open(&outputs, "").unwrap_or_else(|e| panic!("{e}"));
         let outcome = run::execute(plan, &opened.reporter, &abort);

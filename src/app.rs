@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::cli::{Cli, Command, GenArgs, Opener, RunArgs};
+use crate::cli::{Cli, Command, GenArgs, Opener, PlotArgs, RunArgs};
+use crate::plot::{self, PlotError};
 use crate::report::RunInfo;
 use crate::report::setup::{self, SinkKind};
 use crate::run::{self, Plan};
@@ -32,6 +33,7 @@ pub fn main(cli: Cli) -> ExitCode {
         }
         Some(Command::Gen(args)) => ExitCode::from(generate(&args)),
         Some(Command::Replay(args)) => ExitCode::from(run_benchmark_with(*args, replay::open_workload)),
+        Some(Command::Plot(args)) => ExitCode::from(plot_dirs(&args)),
         None => ExitCode::from(run_benchmark(cli.run)),
     }
 }
@@ -55,6 +57,60 @@ fn generate(args: &GenArgs) -> u8 {
             EXIT_FAILED
         }
         Err(GenError::Closed) => EXIT_OK,
+    }
+}
+
+/// `kvmark plot`: figures (and the report with `--html`) from result directories.
+/// Exit 1 when an input file was missing or damaged, after plotting what is there.
+fn plot_dirs(args: &PlotArgs) -> u8 {
+    let format = match plot::Format::parse(args.format.as_deref().unwrap_or("png")) {
+        Ok(f) => f,
+        Err(m) => {
+            eprintln!("kvmark: error: {m}");
+            return EXIT_USAGE;
+        }
+    };
+    let req = plot::Request {
+        dirs: args.dirs.clone(),
+        out: args.out.clone(),
+        format,
+        figures: true,
+        html: args.html.then(|| args.out.join(plot::REPORT_HTML)),
+        palette: args.palette.clone(),
+    };
+    match plot::run(&req) {
+        Ok(outcome) => {
+            for n in &outcome.notes {
+                eprintln!("kvmark: warning: {n}");
+            }
+            let figures = outcome
+                .written
+                .iter()
+                .filter(|p| p.extension().is_some_and(|e| e == format.ext()))
+                .count();
+            eprintln!(
+                "kvmark: wrote {figures} figure(s) to {} (listed in {})",
+                args.out.display(),
+                plot::MANIFEST
+            );
+            if args.html {
+                eprintln!("kvmark: wrote {}", args.out.join(plot::REPORT_HTML).display());
+            }
+            if outcome.notes.is_empty() {
+                EXIT_OK
+            } else {
+                eprintln!("kvmark: some input was missing or damaged (see the warnings); plotted what is there");
+                EXIT_FAILED
+            }
+        }
+        Err(PlotError::Usage(m)) => {
+            eprintln!("kvmark: error: {m}");
+            EXIT_USAGE
+        }
+        Err(PlotError::Failed(m)) => {
+            eprintln!("kvmark: error: {m}");
+            EXIT_FAILED
+        }
     }
 }
 
@@ -181,7 +237,23 @@ fn run_benchmark_with(args: RunArgs, open: Opener) -> u8 {
     for e in reporter.errors() {
         eprintln!("kvmark: error: {e}");
     }
+    let mut plot_failed = false;
     if let Some(dir) = &opened.dir {
+        // The report page, and with --auto-plot the figures, from what the sinks wrote.
+        match plot::after_run(dir, outputs.auto_plot) {
+            Ok(o) => {
+                for n in &o.notes {
+                    eprintln!("kvmark: warning: {n}");
+                }
+                if outputs.auto_plot {
+                    eprintln!("kvmark: figures are in {}", dir.join(plot::AUTO_PLOT_DIR).display());
+                }
+            }
+            Err(e) => {
+                eprintln!("kvmark: error: the report page or figures: {e}");
+                plot_failed = true;
+            }
+        }
         eprintln!("kvmark: reports are in {}", dir.display());
     }
     for e in &outcome.other_errors {
@@ -198,7 +270,7 @@ fn run_benchmark_with(args: RunArgs, open: Opener) -> u8 {
             outcome.rows.len()
         );
     }
-    if outcome.bad_points > 0 || !reporter.errors().is_empty() || !outcome.other_errors.is_empty() {
+    if outcome.bad_points > 0 || !reporter.errors().is_empty() || !outcome.other_errors.is_empty() || plot_failed {
         EXIT_FAILED
     } else {
         EXIT_OK
@@ -213,6 +285,9 @@ pub fn warnings(plan: &Plan, outputs: &setup::Outputs, report_given: bool) -> Ve
         && let Some(msg) = probe::device::ram_fs_warning(dir)
     {
         w.push(msg);
+    }
+    if outputs.auto_plot && outputs.report_dir.is_none() {
+        w.push("--auto-plot draws into the report directory: add --report-dir DIR".to_string());
     }
     if outputs.report_dir.is_some() {
         if report_given {

@@ -48,6 +48,8 @@ pub const DEFAULT_SLO_SECS: f64 = 2.0;
         kvmark --slo 'p99<2ms' --threads 1,2 workloads/mixed.lua\n  \
         kvmark --secs 10 --timeline 0.5 --report-dir results workloads/mixed.lua\n  \
         kvmark --config samples/skiplist-sweep.cnf --secs 2\n  \
+        kvmark --secs 5 --timeline 0.2 --report-dir results --auto-plot workloads/mixed.lua\n  \
+        kvmark plot results/20250101-120000 --out figs --html\n  \
         kvmark engines",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
@@ -73,6 +75,35 @@ pub enum Command {
     /// Replay operation logs (written by `gen`, or any log in the same line format)
     /// against the engines, with the same flags and reports as a benchmark run.
     Replay(Box<RunArgs>),
+    /// Draw figures (PNG, SVG or PDF) and the interactive HTML report from result
+    /// directories written by --report-dir; several directories overlay.
+    Plot(PlotArgs),
+}
+
+/// Flags of `kvmark plot`.
+#[derive(Debug, Args, Clone)]
+pub struct PlotArgs {
+    /// Result directories written by --report-dir, or a directory holding several
+    /// (each is plotted). Several overlay in every figure, labelled by directory.
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
+
+    /// Where to write the figures and figures.json (created if missing).
+    #[arg(short, long, value_name = "FIGDIR")]
+    pub out: PathBuf,
+
+    /// Figure format: png, svg or pdf. [default: png]
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+
+    /// Also write the interactive report, FIGDIR/report.html.
+    #[arg(long)]
+    pub html: bool,
+
+    /// Engine colours: a file of `engine = #rrggbb` lines, over the bundled palette
+    /// (assets/palette.txt).
+    #[arg(long, value_name = "FILE")]
+    pub palette: Option<PathBuf>,
 }
 
 /// Flags of `kvmark gen`.
@@ -211,6 +242,15 @@ pub struct RunArgs {
     /// Switch --report-dir off (overrides a config file).
     #[arg(long, conflicts_with = "report_dir")]
     pub no_report_dir: bool,
+
+    /// At the end of a --report-dir run, also render every figure (PNG) into the
+    /// report directory's figures/ (report.html is written either way).
+    #[arg(long, overrides_with = "no_auto_plot")]
+    pub auto_plot: bool,
+
+    /// Switch --auto-plot off (overrides a config file).
+    #[arg(long, overrides_with = "auto_plot")]
+    pub no_auto_plot: bool,
 
     /// Load run settings from an INI file: [bench] holds the flags, a section named
     /// after an engine holds its options. Every flag given here overrides the file.
@@ -489,6 +529,7 @@ impl RunArgs {
         if !self.no_report_dir {
             out.report_dir = self.report_dir.clone();
         }
+        out.auto_plot = self.auto_plot && !self.no_auto_plot;
         Ok(out)
     }
 }

@@ -13,6 +13,7 @@ pub mod clock;
 pub mod config;
 pub mod engine;
 pub mod metrics;
+pub mod plot;
 pub mod probe;
 pub mod report;
 pub mod run;

@@ -133,6 +133,7 @@ fn every_kind_of_value_on_the_command_line_overrides_the_file() {
              seed = 5\n\
              seed_once = true\n\
              keep_data = false\n\
+             auto_plot = true\n\
              data_dir = {a}\n\
              timeline = 1\n\
              probe = none\n\
@@ -156,6 +157,7 @@ fn every_kind_of_value_on_the_command_line_overrides_the_file() {
         "12",
         "--no-seed-once",
         "--keep-data",
+        "--no-auto-plot",
         "--data-dir",
         data_b.to_str().unwrap(),
         "--timeline",
@@ -182,6 +184,7 @@ fn every_kind_of_value_on_the_command_line_overrides_the_file() {
     assert_eq!(one("users"), "12");
     assert_eq!(one("seed_once"), "false");
     assert_eq!(one("keep_data"), "true");
+    assert_eq!(one("auto_plot"), "false", "--no-auto-plot switches the file's off");
     assert_eq!(one("data_dir"), data_b.display().to_string());
     assert_eq!(one("timeline"), "0.5");
     assert_eq!(one("probe"), "build");
@@ -370,6 +373,9 @@ fn help_explains_the_report_and_config_flags() {
         "--probe",
         "--config",
         "--save-config",
+        "--auto-plot",
+        "--no-auto-plot",
+        "kvmark plot",
     ] {
         assert!(help.contains(flag), "{flag} missing from --help");
     }

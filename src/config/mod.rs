@@ -26,7 +26,7 @@ pub use self::size::parse_size;
 
 /// Every key `[bench]` accepts. `workload` may repeat; the others appear once.
 /// Engine options go in the engine's own section.
-pub const BENCH_KEYS: [&str; 23] = [
+pub const BENCH_KEYS: [&str; 24] = [
     "workload",
     "backend",
     "threads",
@@ -45,6 +45,7 @@ pub const BENCH_KEYS: [&str; 23] = [
     "probe",
     "report",
     "report_dir",
+    "auto_plot",
     "rate",
     "arrival",
     "warmup",
@@ -248,6 +249,10 @@ fn bench(args: &mut RunArgs, entries: &[Entry], path: &Path) -> Result<(), Confi
                 args.report = Some(list);
             }
             "report_dir" => args.report_dir = Some(v.path()?),
+            "auto_plot" => {
+                let b = v.boolean()?;
+                (args.auto_plot, args.no_auto_plot) = (b, !b);
+            }
             "rate" => {
                 let list = v.list()?;
                 for r in &list {
@@ -304,6 +309,11 @@ pub fn overlay(file: RunArgs, cli: RunArgs) -> RunArgs {
     } else {
         (file.keep_data, file.no_keep_data)
     };
+    let (auto_plot, no_auto_plot) = if cli.auto_plot || cli.no_auto_plot {
+        (cli.auto_plot, cli.no_auto_plot)
+    } else {
+        (file.auto_plot, file.no_auto_plot)
+    };
     RunArgs {
         workloads: if cli.workloads.is_empty() {
             file.workloads
@@ -340,6 +350,8 @@ pub fn overlay(file: RunArgs, cli: RunArgs) -> RunArgs {
             cli.report_dir.or(file.report_dir)
         },
         no_report_dir: cli.no_report_dir,
+        auto_plot,
+        no_auto_plot,
         config: cli.config,
         save_config: cli.save_config,
         rate: cli.rate.or(file.rate),
@@ -366,7 +378,7 @@ mod tests {
             workload = a.lua\nworkload = b.lua\nbackend = skiplist\nthreads = 1,2\nbatch = 4\n\
             ops = 500\nsecs = 1.5\nrepeat = 3\nusers = 7\nitems = 9\nseed = 42\nseed_threads = 2\n\
             seed_once = yes\nkeep_data = false\ndata_dir = /tmp\ntimeline = 0.2\nprobe = build\n\
-            report = console,tsv:x.tsv\nreport_dir = out\nrate = 5000,200MB/s\narrival = poisson\n\
+            report = console,tsv:x.tsv\nreport_dir = out\nauto_plot = on\nrate = 5000,200MB/s\narrival = poisson\n\
             warmup = 0.5\nslo = p99<2ms\nslo_secs = 3\n")
         .unwrap();
         assert_eq!(args.workloads, vec![PathBuf::from("a.lua"), PathBuf::from("b.lua")]);
@@ -381,6 +393,7 @@ mod tests {
         assert_eq!(args.probe, Some(vec!["build".to_string()]));
         assert_eq!(args.report.as_ref().unwrap().len(), 2);
         assert_eq!(args.report_dir, Some(PathBuf::from("out")));
+        assert!(args.auto_plot && !args.no_auto_plot);
         assert_eq!(args.rate, Some(vec!["5000".to_string(), "200MB/s".to_string()]));
         assert_eq!(args.arrival.as_deref(), Some("poisson"));
         assert_eq!((args.warmup, args.slo_secs), (Some(0.5), Some(3.0)));
@@ -451,7 +464,7 @@ mod tests {
     #[test]
     fn the_command_line_wins_over_the_file() {
         let file =
-            p("[bench]\nworkload = f.lua\nops = 100\nthreads = 1\nseed_once = true\ntimeline = 1\nreport_dir = d\n")
+            p("[bench]\nworkload = f.lua\nops = 100\nthreads = 1\nseed_once = true\ntimeline = 1\nreport_dir = d\nauto_plot = yes\n")
                 .unwrap();
         let cli = RunArgs {
             secs: Some(2.0),
@@ -459,6 +472,7 @@ mod tests {
             no_seed_once: true,
             no_timeline: true,
             no_report_dir: true,
+            no_auto_plot: true,
             ..RunArgs::default()
         };
         let m = overlay(file.clone(), cli);
@@ -472,9 +486,11 @@ mod tests {
         assert!(!m.seed_once && m.no_seed_once);
         assert_eq!(m.timeline, None);
         assert_eq!(m.report_dir, None);
+        assert!(!m.auto_plot && m.no_auto_plot, "--no-auto-plot switches the file's off");
         let kept = overlay(file, RunArgs::default());
         assert_eq!(kept.ops, Some(100));
         assert!(kept.seed_once);
         assert_eq!(kept.timeline, Some(1.0));
+        assert!(kept.auto_plot);
     }
 }

@@ -79,6 +79,7 @@ pub fn render(plan: &Plan, outputs: &Outputs) -> Result<String, String> {
         put("slo", slo.text.clone())?;
         put("slo_secs", plan.slo_secs.to_string())?;
     }
+    put("auto_plot", outputs.auto_plot.to_string())?;
     match &outputs.report_dir {
         Some(dir) => put("report_dir", abs(dir))?,
         None => put(

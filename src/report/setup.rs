@@ -110,6 +110,8 @@ pub struct Outputs {
     /// `--report-dir`: bundle everything in a fresh directory under it (overrides
     /// `--report`, keeping the console on stdout).
     pub report_dir: Option<PathBuf>,
+    /// `--auto-plot`: render the figures into the report directory at the end.
+    pub auto_plot: bool,
 }
 
 impl Default for Outputs {
@@ -120,6 +122,7 @@ impl Default for Outputs {
                 path: None,
             }],
             report_dir: None,
+            auto_plot: false,
         }
     }
 }

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod cdp;
+pub mod figs;
 pub mod parse;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,170 @@
+//! The histogram logs under `hdr/`: each point's intervals merged per tag into the
+//! point's exact histograms, for the percentile spectrum.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+
+use crate::plot::figure::to_nines;
+
+/// One point's log.
+#[derive(Debug)]
+pub struct Hlog {
+    /// The file.
+    pub path: PathBuf,
+    /// `key=value` coordinates from the header comment (workload, engine, threads,
+    /// batch, rate, and a sweep parameter).
+    pub header: BTreeMap<String, String>,
+    /// Tag (`<phase>.<op>` or `<phase>.<op>.response`) to the merge of its intervals.
+    pub tags: BTreeMap<String, Histogram<u64>>,
+}
+
+impl Hlog {
+    /// Reads and merges one log. A damaged interval (a log cut short) ends the read
+    /// with what came before it, and says so in `notes`.
+    pub fn read(path: &Path, notes: &mut Vec<String>) -> Result<Hlog, String> {
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        let text = String::from_utf8_lossy(&bytes);
+        let header = text
+            .lines()
+            .find(|l| l.starts_with("#kvmark ") && l.contains(" point "))
+            .map(parse_header)
+            .unwrap_or_default();
+        let mut tags: BTreeMap<String, Histogram<u64>> = BTreeMap::new();
+        let mut de = Deserializer::new();
+        for (n, entry) in IntervalLogIterator::new(&bytes).enumerate() {
+            let interval = match entry {
+                Ok(LogEntry::Interval(i)) => i,
+                Ok(_) => continue,
+                Err(e) => {
+                    notes.push(format!(
+                        "{}: entry {} cannot be read ({e:?}); the intervals before it are used",
+                        path.display(),
+                        n + 1
+                    ));
+                    break;
+                }
+            };
+            let decoded = base64::engine::general_purpose::STANDARD
+                .decode(interval.encoded_histogram())
+                .map_err(|e| e.to_string())
+                .and_then(|raw| {
+                    de.deserialize::<u64, _>(&mut raw.as_slice())
+                        .map_err(|e| format!("{e:?}"))
+                });
+            let h = match decoded {
+                Ok(h) => h,
+                Err(e) => {
+                    notes.push(format!(
+                        "{}: interval {} cannot be decoded ({e}); the intervals before it are used",
+                        path.display(),
+                        n + 1
+                    ));
+                    break;
+                }
+            };
+            let tag = interval.tag().map_or("run.all", |t| t.as_str()).to_string();
+            let slot = match tags.entry(tag) {
+                std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
+                std::collections::btree_map::Entry::Vacant(v) => {
+                    v.insert(Histogram::new(3).map_err(|e| format!("{e:?}"))?)
+                }
+            };
+            if slot.add(&h).is_err() {
+                notes.push(format!(
+                    "{}: interval {} does not fit the merge; left out",
+                    path.display(),
+                    n + 1
+                ));
+            }
+        }
+        Ok(Hlog {
+            path: path.to_path_buf(),
+            header,
+            tags,
+        })
+    }
+}
+
+/// `key=value` tokens of the header comment line.
+fn parse_header(line: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let body = line.split_once(": ").map_or(line, |(_, b)| b);
+    for token in body.split_whitespace() {
+        if let Some((k, v)) = token.split_once('=') {
+            // The sweep of a batched workload repeats batch=; the first one is the
+            // point's batch either way.
+            out.entry(k.to_string()).or_insert_with(|| v.to_string());
+            if !["workload", "engine", "threads", "batch", "rate"].contains(&k) {
+                out.insert("sweep_param".to_string(), k.to_string());
+                out.insert("sweep_value".to_string(), v.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The percentile spectrum of a histogram: (nines, value in ns) points, the classic
+/// HdrHistogram percentile plot with its tail spread out.
+pub fn spectrum(h: &Histogram<u64>) -> Vec<[f64; 2]> {
+    let count = h.len();
+    if count == 0 {
+        return Vec::new();
+    }
+    // The last quantile of a histogram is 1.0; show it at the resolution the
+    // sample count supports.
+    let limit = (count as f64).log10().max(1.0);
+    let mut out: Vec<[f64; 2]> = Vec::new();
+    for v in h.iter_quantiles(5) {
+        let x = to_nines(v.quantile_iterated_to()).min(limit);
+        let y = h.highest_equivalent(v.value_iterated_to()) as f64;
+        if out.last().is_some_and(|p| p[0] >= x) {
+            continue;
+        }
+        out.push([x, y]);
+    }
+    if let Some(last) = out.last_mut() {
+        last[1] = last[1].max(h.max() as f64);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_name_the_point() {
+        let h = parse_header(
+            "#kvmark 0.1.0 interval histograms, point 3: workload=batch engine=sim (kvmark sim 0.1.0) threads=2 batch=8 batch=8 rate=5000 (constant arrivals)",
+        );
+        assert_eq!(h["workload"], "batch");
+        assert_eq!(h["engine"], "sim");
+        assert_eq!(h["threads"], "2");
+        assert_eq!(h["batch"], "8");
+        assert_eq!(h["rate"], "5000");
+        assert!(!h.contains_key("sweep_param"));
+        let s = parse_header("#kvmark x, point 1: workload=v engine=e threads=1 batch=1 valuebytes=4096");
+        assert_eq!(
+            (s["sweep_param"].as_str(), s["sweep_value"].as_str()),
+            ("valuebytes", "4096")
+        );
+    }
+
+    #[test]
+    fn the_spectrum_rises_to_the_maximum() {
+        let mut h = Histogram::<u64>::new(3).unwrap();
+        for v in 1..=10_000u64 {
+            h.record(v).unwrap();
+        }
+        let s = spectrum(&h);
+        assert!(s.len() > 10);
+        assert!(s.windows(2).all(|w| w[0][0] < w[1][0] && w[0][1] <= w[1][1]));
+        assert_eq!(s.last().unwrap()[1], h.max() as f64);
+        assert!(s.last().unwrap()[0] <= 4.0);
+    }
+}
