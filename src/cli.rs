@@ -12,6 +12,7 @@ use crate::engine::{self, EngineInfo, EngineOptions};
 use crate::probe::ProbeSet;
 use crate::report::setup::{self, Outputs};
 use crate::run::Plan;
+use crate::run::ivs::{self, EpochFlags, IvsMode};
 use crate::run::pace::{Arrival, Rate};
 use crate::run::slo::Slo;
 use crate::workload::{self, Budget, Params, Workload, WorkloadError};
@@ -250,6 +251,52 @@ pub struct RunArgs {
     #[arg(long, value_name = "S", allow_negative_numbers = true)]
     pub slo_secs: Option<f64>,
 
+    /// Growing values (YCSB-IVS): after the load, run N epochs, each an extend phase
+    /// (appends to existing keys) and then the workload's run phase, each reported as
+    /// its own point. A spec's own `epochs` block sets this too.
+    #[arg(long, value_name = "N")]
+    pub epochs: Option<u32>,
+
+    /// Extends per epoch. [default: 100000, or the spec's]
+    #[arg(long, value_name = "M")]
+    pub extend_ops: Option<u64>,
+
+    /// Bytes each extend appends. [default: 100, or the spec's]
+    #[arg(long, value_name = "B")]
+    pub extend_bytes: Option<u64>,
+
+    /// Which keys the extends grow: zipfian (YCSB's, scrambled, 0.99) or uniform.
+    /// [default: zipfian, or the spec's]
+    #[arg(long, value_name = "DIST")]
+    pub extend_dist: Option<String>,
+
+    /// Run modes per epoch, a comma list of main (the store that lived through the
+    /// extends), clean (a fresh store loaded from a dump of it), average (the same
+    /// records, all of the average length), spread (the same volume in records of the
+    /// initial length), or all. [default: main, or the spec's]
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub ivs_mode: Option<Vec<String>>,
+
+    /// Multiply the load, the extends per epoch and the run phase by F (0.1 makes a
+    /// paper-scale run about ten times quicker). [default: 1]
+    #[arg(long, value_name = "F")]
+    pub scale: Option<f64>,
+
+    /// Check that every clean store holds exactly the main store's data (a hash of
+    /// every key and value; it reads the store before the run phase, warming caches).
+    #[arg(long, overrides_with = "no_ivs_verify")]
+    pub ivs_verify: bool,
+
+    /// Switch --ivs-verify off (overrides a config file).
+    #[arg(long, overrides_with = "ivs_verify")]
+    pub no_ivs_verify: bool,
+
+    /// Appends never grow a value past this many bytes; one that would is skipped and
+    /// counted. A size (K, M, G: powers of 1024) or `none`. [default: 1600000, 1.6 MB
+    /// as in YCSB-IVS]
+    #[arg(long, value_name = "SIZE")]
+    pub max_value_bytes: Option<String>,
+
     /// Engine options from a config file's engine sections (the command line's
     /// --engine-opt overrides them key by key).
     #[arg(skip)]
@@ -368,15 +415,23 @@ impl RunArgs {
 
     /// Like [`RunArgs::into_plan`], opening each workload file with `open`.
     pub fn into_plan_with(self, open: Opener) -> Result<Plan, UsageError> {
+        let default_ops = if self.epochs.is_some() {
+            crate::run::ivs::DEFAULT_RUN_OPS
+        } else {
+            DEFAULT_OPS
+        };
         let budget = match (self.secs, self.ops) {
             (Some(s), _) if !(s.is_finite() && s > 0.0) => {
                 return Err(usage(format!("--secs {s}: give a positive number of seconds")));
             }
             (Some(s), _) => Budget::Secs(s),
             (None, Some(0)) => return Err(usage("--ops 0: give a positive number of units")),
-            (None, ops) => Budget::Ops(ops.unwrap_or(DEFAULT_OPS)),
+            (None, ops) => Budget::Ops(ops.unwrap_or(default_ops)),
         };
         let open_loop = OpenLoop::parse(&self, budget, self.repeat.unwrap_or(1))?;
+        let epochs = self.epoch_flags()?;
+        let max_value_bytes = self.max_value_bytes()?;
+        let seed_once = self.seed_once && !self.no_seed_once;
         let threads = positive_list("threads", self.threads, vec![1])?;
         let batch = match self.batch {
             Some(b) => Some(positive_list("batch", Some(b), vec![1])?),
@@ -443,6 +498,7 @@ impl RunArgs {
             None => ProbeSet::ALL,
         };
         let workloads = open_workloads_with(&self.workloads, open)?;
+        check_epochs(&epochs, &workloads, seed_once, &open_loop)?;
         let params = Params {
             users: self.users.unwrap_or(DEFAULT_USERS),
             items: self.items.unwrap_or(DEFAULT_ITEMS),
@@ -466,7 +522,7 @@ impl RunArgs {
             repeat,
             params,
             seed_threads: self.seed_threads,
-            seed_once: self.seed_once && !self.no_seed_once,
+            seed_once,
             data_dir: self.data_dir,
             keep_data: self.keep_data && !self.no_keep_data,
             timeline,
@@ -477,6 +533,58 @@ impl RunArgs {
             warmup: open_loop.warmup,
             slo: open_loop.slo,
             slo_secs: open_loop.slo_secs,
+            max_value_bytes,
+            epochs,
+        })
+    }
+
+    /// `--max-value-bytes`: None for no cap.
+    fn max_value_bytes(&self) -> Result<Option<u64>, UsageError> {
+        match self.max_value_bytes.as_deref().map(str::trim) {
+            None => Ok(Some(crate::engine::DEFAULT_MAX_VALUE_BYTES)),
+            Some("none") => Ok(None),
+            Some(text) => match parse_size(text) {
+                Ok(n) if n > 0 => Ok(Some(n)),
+                _ => Err(usage(format!(
+                    "--max-value-bytes {text}: give a positive size in bytes (K, M, G are powers of 1024, \
+                     e.g. 1600000 or 2M), or none for no cap"
+                ))),
+            },
+        }
+    }
+
+    /// The epoch flags, checked one by one.
+    fn epoch_flags(&self) -> Result<EpochFlags, UsageError> {
+        if self.epochs == Some(0) {
+            return Err(usage("--epochs 0: give at least 1 epoch"));
+        }
+        if self.extend_ops == Some(0) {
+            return Err(usage("--extend-ops 0: give at least 1 extend per epoch"));
+        }
+        let scale = match self.scale {
+            Some(f) if !(f.is_finite() && f > 0.0) => {
+                return Err(usage(format!("--scale {f}: give a positive factor, e.g. 0.1")));
+            }
+            other => other,
+        };
+        Ok(EpochFlags {
+            count: self.epochs,
+            extend_ops: self.extend_ops,
+            extend_bytes: self.extend_bytes,
+            extend_dist: self
+                .extend_dist
+                .as_deref()
+                .map(ivs::parse_extend_dist)
+                .transpose()
+                .map_err(|e| usage(format!("--extend-dist: {e}")))?,
+            modes: self
+                .ivs_mode
+                .as_deref()
+                .map(IvsMode::parse_list)
+                .transpose()
+                .map_err(|e| usage(format!("--ivs-mode: {e}")))?,
+            scale,
+            verify: self.ivs_verify && !self.no_ivs_verify,
         })
     }
 
@@ -491,6 +599,49 @@ impl RunArgs {
         }
         Ok(out)
     }
+}
+
+/// Refuses epoch flags that nothing uses, and flags that epochs cannot honour.
+fn check_epochs(
+    flags: &EpochFlags,
+    workloads: &[Arc<dyn Workload>],
+    seed_once: bool,
+    open_loop: &OpenLoop,
+) -> Result<(), UsageError> {
+    let with: Vec<&Arc<dyn Workload>> = workloads
+        .iter()
+        .filter(|w| flags.resolve(w.as_ref()).is_some())
+        .collect();
+    if with.is_empty() {
+        if flags.any() {
+            return Err(usage(
+                "--extend-ops, --extend-bytes, --extend-dist, --ivs-mode, --scale and --ivs-verify apply to epochs: \
+                 give --epochs N (or run a spec with an epochs block)",
+            ));
+        }
+        return Ok(());
+    }
+    for wl in &with {
+        wl.epoch_layout().map_err(usage)?;
+    }
+    let refuse = |flag: &str| {
+        Err(usage(format!(
+            "{flag} does not apply to epochs (each epoch's phases run closed loop on their own stores): drop it"
+        )))
+    };
+    if !open_loop.rates.is_empty() {
+        return refuse("--rate");
+    }
+    if open_loop.slo.is_some() {
+        return refuse("--slo");
+    }
+    if open_loop.warmup.is_some() {
+        return refuse("--warmup");
+    }
+    if seed_once {
+        return refuse("--seed-once");
+    }
+    Ok(())
 }
 
 /// The open-loop flags, validated together.

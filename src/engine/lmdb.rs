@@ -19,8 +19,8 @@ use heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions, WithTls};
 
 use super::options::{format_size, parse_bool, parse_choice, parse_num, parse_size};
 use super::{
-    AppendMethod, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn, Session,
-    Store, Values,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn,
+    Session, Store, Values, fits_cap,
 };
 
 /// Registry entry.
@@ -122,13 +122,19 @@ fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
         .commit()
         .ok_or_else(|| EngineError::other("lmdb: creating the database was aborted"))?;
     Ok(Box::new(LmdbStore {
-        shared: Arc::new(Shared { env, db }),
+        shared: Arc::new(Shared {
+            env,
+            db,
+            cap: req.max_value_bytes,
+        }),
     }))
 }
 
 struct Shared {
     env: Env<WithTls>,
     db: Db,
+    /// The value cap of `append`.
+    cap: Option<u64>,
 }
 
 struct LmdbStore {
@@ -284,16 +290,21 @@ impl Session for LmdbSession {
         Ok(Some(existed))
     }
 
-    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<()> {
-        let Shared { env, db } = &*self.shared;
+    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
+        let Shared { env, db, cap } = &*self.shared;
         let mut wtxn = env.write_txn().map_err(err)?;
         self.scratch.clear();
         if let Some(v) = db.get(&wtxn, key).map_err(err)? {
             self.scratch.extend_from_slice(v);
         }
+        if !fits_cap(*cap, self.scratch.len(), suffix.len()) {
+            wtxn.abort();
+            return Ok(Appended::Skipped);
+        }
         self.scratch.extend_from_slice(suffix);
         db.put(&mut wtxn, key, &self.scratch).map_err(err)?;
-        wtxn.commit().map_err(err)
+        wtxn.commit().map_err(err)?;
+        Ok(Appended::Yes)
     }
 
     fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {
