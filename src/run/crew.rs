@@ -544,20 +544,22 @@ fn worker(
                 if let Some(slot) = crew.value_sizes {
                     program
                         .kv()
-                        .set_value_sizes(slot.get(), crew.params.seed ^ (i as u64) << 32);
+                        .set_value_sizes(slot.get(), crew.params.seed ^ ((i as u64) << 32));
                 }
-                run_units(
-                    crew,
-                    program.as_mut(),
-                    *phase,
-                    i,
-                    quota,
-                    &mut iter,
-                    stop_before,
-                    live,
-                    t,
-                    &mut ran,
-                )
+                program.enter(*phase).and_then(|()| {
+                    run_units(
+                        crew,
+                        program.as_mut(),
+                        *phase,
+                        i,
+                        quota,
+                        &mut iter,
+                        stop_before,
+                        live,
+                        t,
+                        &mut ran,
+                    )
+                })
             }
             Step::Extend { work, .. } => {
                 let stop = || stop_before.load(Ordering::Relaxed) > i || crew.abort.load(Ordering::Relaxed);

@@ -192,7 +192,13 @@ pub trait Program {
     /// false. Returns the units run: fewer than `n` means the phase is exhausted or the
     /// step is stopping.
     fn run(&mut self, phase: usize, first_iter: u64, n: u64) -> Result<u64, WorkloadError>;
-    /// Advances the program past `units` units of `phase` without running them, as if
+    /// Starts a pass of `phase`: a timed step begins (count-bounded phases start their
+    /// counts afresh, so a phase can run again, as each epoch's run phase does).
+    fn enter(&mut self, _phase: usize) -> Result<(), WorkloadError> {
+        Ok(())
+    }
+    /// Advances the program past `units` units of one pass of `phase` without running
+    /// them, as if
     /// another crew had run them (the store already holds their effect). Programs
     /// without state that carries over between units do nothing.
     fn skip(&mut self, _phase: usize, _units: u64) -> Result<(), WorkloadError> {

@@ -161,13 +161,13 @@ impl CellRun<'_> {
         })
     }
 
-    /// The steps that load a store: load(), or the load phases.
-    fn load_steps(&self, prefix: &str) -> Vec<Step> {
+    /// The steps that load a store with `wl`: load(), or the load phases.
+    fn load_steps(&self, wl: &dyn Workload, prefix: &str) -> Vec<Step> {
         let mut steps = Vec::new();
         if self.layout.load_fn {
             steps.push(Step::Load);
         }
-        let phases = self.wl().phases();
+        let phases = wl.phases();
         for &p in &self.layout.load_phases {
             steps.push(Step::Run {
                 phase: p,
@@ -381,7 +381,7 @@ impl CellRun<'_> {
                 return false;
             }
         };
-        let mut steps = self.load_steps("load.");
+        let mut steps = self.load_steps(self.wl(), "load.");
         let mut kinds: Vec<MainStep> = Vec::new();
         if self.layout.load_fn {
             kinds.push(MainStep::Load);
@@ -723,7 +723,8 @@ impl MainMonitor<'_, '_> {
                 spread_wl = run.r.wl.rescaled(&scales).map_err(|e| e.to_string())?;
                 params.items = scaled(run.params.items, factor);
                 params.users = scaled(run.params.users, factor);
-                (run.load_steps(&format!("e{e}.spread.load.")), initial.sizes.clone())
+                let wl = spread_wl.as_deref().unwrap_or(run.wl());
+                (run.load_steps(wl, &format!("e{e}.spread.load.")), initial.sizes.clone())
             }
             IvsMode::Main | IvsMode::Extend => unreachable!("run on the main store"),
         };

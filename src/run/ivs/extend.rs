@@ -115,7 +115,8 @@ mod tests {
             );
         }
         let max = *ix.sizes.iter().max().unwrap();
-        assert!(max < 3000, "uniform growth stays near the mean (max {max})");
+        // About 10 extends a key (sd 3.2): the largest stays within twice the mean of 2000.
+        assert!(max < 4000, "uniform growth stays near the mean (max {max})");
     }
 
     #[test]

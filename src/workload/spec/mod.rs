@@ -208,17 +208,22 @@ impl Program for SpecProgram {
         Ok(())
     }
 
+    fn enter(&mut self, phase: usize) -> Result<(), WorkloadError> {
+        self.report_skips();
+        let section = self.stream.section();
+        self.stream.enter(phase).map_err(WorkloadError::Runtime)?;
+        if self.lifetimes && self.stream.section() != section {
+            // A new key space with a new live set: expiries of the old section's
+            // keys are still issued, but their tags would name the wrong keys.
+            self.kv.forget_expiry_tags();
+        }
+        self.phase = Some(phase);
+        Ok(())
+    }
+
     fn run(&mut self, phase: usize, _first_iter: u64, n: u64) -> Result<u64, WorkloadError> {
         if self.phase != Some(phase) {
-            self.report_skips();
-            let section = self.stream.section();
-            self.stream.enter(phase).map_err(WorkloadError::Runtime)?;
-            if self.lifetimes && self.stream.section() != section {
-                // A new key space with a new live set: expiries of the old section's
-                // keys are still issued, but their tags would name the wrong keys.
-                self.kv.forget_expiry_tags();
-            }
-            self.phase = Some(phase);
+            self.enter(phase)?;
         }
         if self.lifetimes {
             return self.run_expiring(n);
@@ -239,13 +244,8 @@ impl Program for SpecProgram {
     }
 
     fn skip(&mut self, phase: usize, units: u64) -> Result<(), WorkloadError> {
-        if units == 0 {
-            return Ok(());
-        }
-        if self.phase != Some(phase) {
-            self.stream.enter(phase).map_err(WorkloadError::Runtime)?;
-            self.phase = Some(phase);
-        }
+        // Each call is one pass of the phase, as each step of the crew that ran it was.
+        self.enter(phase)?;
         for _ in 0..units {
             // Only the stream's state matters: the live set, counters and RNG.
             if self.stream.next_op().map_err(WorkloadError::Runtime)?.is_none() {
