@@ -48,6 +48,7 @@ pub const DEFAULT_SLO_SECS: f64 = 2.0;
         kvmark --rate 1000,5000,20000 --secs 5 --warmup 1 workloads/mixed.lua\n  \
         kvmark --slo 'p99<2ms' --threads 1,2 workloads/mixed.lua\n  \
         kvmark --secs 10 --timeline 0.5 --report-dir results workloads/mixed.lua\n  \
+        kvmark --scale 0.1 --ivs-mode all --backend lmdb --data-dir /var/tmp/kvb specs/ivs-a.json\n  \
         kvmark --config samples/skiplist-sweep.cnf --secs 2\n  \
         kvmark engines",
     args_conflicts_with_subcommands = true,

@@ -153,7 +153,7 @@ pub fn summary(out: &mut dyn Write, rows: &[SummaryRow]) -> io::Result<()> {
 }
 
 /// The tsv columns this module adds, after the others.
-pub const TSV_COLUMNS: [&str; 15] = [
+pub const TSV_COLUMNS: [&str; 17] = [
     "epoch",
     "ivs_mode",
     "records",
@@ -169,6 +169,8 @@ pub const TSV_COLUMNS: [&str; 15] = [
     "mean_ns_ci95",
     "p99_ns_mean",
     "p99_ns_ci95",
+    "dump_s",
+    "dump_bytes",
 ];
 
 /// The tsv cells of [`TSV_COLUMNS`] for a row of `kind` (None: a point's empty row),
@@ -199,6 +201,10 @@ pub fn tsv_cells(p: &PointResult, kind: Option<OpKind>, service: bool) -> Vec<St
             format!("{:.1}", figs[2].ci95),
         ]),
         None => c.extend(std::iter::repeat_n("-".to_string(), 4)),
+    }
+    match e.dump {
+        Some((ns, b)) => c.extend([format!("{:.6}", ns as f64 / 1e9), b.to_string()]),
+        None => c.extend(["-".to_string(), "-".to_string()]),
     }
     c
 }

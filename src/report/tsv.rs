@@ -11,7 +11,7 @@ use crate::run::RunOutcome;
 use crate::run::result::PointResult;
 
 /// Every column, in order. The first 15 are keybench's.
-pub const COLUMNS: [&str; 61] = [
+pub const COLUMNS: [&str; 63] = [
     "workload",
     "engine",
     "threads",
@@ -75,6 +75,8 @@ pub const COLUMNS: [&str; 61] = [
     "mean_ns_ci95",
     "p99_ns_mean",
     "p99_ns_ci95",
+    "dump_s",
+    "dump_bytes",
 ];
 
 /// Writes point rows to any writer.

@@ -5,9 +5,11 @@
 
 use std::fs::File;
 use std::hash::Hasher;
-use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use memmap2::Mmap;
 
 use crate::engine::Session;
 use crate::workload::op::SCAN_END;
@@ -139,7 +141,7 @@ impl DumpWriter {
     }
 }
 
-/// A finished dump on disk, removed when dropped.
+/// A finished dump on disk, mapped into memory for loading, removed when dropped.
 #[derive(Debug)]
 pub struct Dump {
     /// The file.
@@ -150,10 +152,13 @@ pub struct Dump {
     pub file_bytes: u64,
     /// Records in it.
     pub records: u64,
+    /// The file's bytes (None for an empty file, which cannot be mapped).
+    map: Option<Mmap>,
 }
 
 impl Drop for Dump {
     fn drop(&mut self) {
+        self.map = None;
         let _ = std::fs::remove_file(&self.path);
     }
 }
@@ -167,6 +172,10 @@ impl Dump {
             if i >= n { self.file_bytes } else { self.starts[i] }
         };
         (at(n * t / threads), at(n * (t + 1) / threads))
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
     }
 }
 
@@ -206,7 +215,13 @@ pub fn scan_store(
         Some(path) => Some(DumpWriter {
             out: BufWriter::with_capacity(
                 1 << 20,
-                File::create(path).map_err(|e| format!("cannot create the dump {}: {e}", path.display()))?,
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .open(path)
+                    .map_err(|e| format!("cannot create the dump {}: {e}", path.display()))?,
             ),
             starts: Vec::new(),
             written: 0,
@@ -248,15 +263,25 @@ pub fn scan_store(
         return Err(format!("writing the dump failed: {e}"));
     }
     let dump = match (writer, dump) {
-        (Some(mut w), Some(path)) => {
-            w.out
-                .flush()
-                .map_err(|e| format!("writing the dump {} failed: {e}", path.display()))?;
+        (Some(w), Some(path)) => {
+            let failed = |e: std::io::Error| {
+                let _ = std::fs::remove_file(path);
+                format!("writing the dump {} failed: {e}", path.display())
+            };
+            let file = w.out.into_inner().map_err(|e| failed(e.into_error()))?;
+            let map = if w.written == 0 {
+                None
+            } else {
+                // SAFETY: kvmark wrote this file a moment ago and removes it when the
+                // dump is dropped; nothing writes to it while it is mapped.
+                Some(unsafe { Mmap::map(&file) }.map_err(failed)?)
+            };
             Some(Dump {
                 path: path.to_path_buf(),
                 starts: w.starts,
                 file_bytes: w.written,
                 records: w.records,
+                map,
             })
         }
         _ => None,
@@ -272,53 +297,51 @@ pub fn scan_store(
     ))
 }
 
-/// Reads records of a dump from `start` up to `end`, in batches.
-pub struct DumpReader {
-    input: BufReader<File>,
-    left: u64,
-    /// The current batch's bytes, and each record's (key start, key len, value len).
-    buf: Vec<u8>,
-    spans: Vec<(usize, usize, usize)>,
+/// Reads records of a dump from `start` up to `end`, in batches borrowed from the
+/// mapped file (nothing is copied on the harness's side).
+pub struct DumpReader<'d> {
+    bytes: &'d [u8],
+    pos: usize,
+    end: usize,
+    path: &'d Path,
 }
 
-impl DumpReader {
-    /// Opens `dump` at `start`, to read up to `end`.
-    pub fn open(dump: &Dump, start: u64, end: u64) -> Result<DumpReader, String> {
-        let mut f = File::open(&dump.path).map_err(|e| format!("cannot open the dump {}: {e}", dump.path.display()))?;
-        f.seek(SeekFrom::Start(start))
-            .map_err(|e| format!("cannot read the dump {}: {e}", dump.path.display()))?;
+impl<'d> DumpReader<'d> {
+    /// Reads `dump` from `start` up to `end`.
+    pub fn open(dump: &'d Dump, start: u64, end: u64) -> Result<DumpReader<'d>, String> {
+        let bytes = dump.bytes();
+        let (start, end) = (start as usize, end as usize);
+        if start > end || end > bytes.len() {
+            return Err(format!("the dump {} is shorter than its index", dump.path.display()));
+        }
         Ok(DumpReader {
-            input: BufReader::with_capacity(1 << 20, f),
-            left: end - start,
-            buf: Vec::new(),
-            spans: Vec::new(),
+            bytes,
+            pos: start,
+            end,
+            path: &dump.path,
         })
     }
 
     /// The next batch of (key, value) records, empty at the end of the share.
-    pub fn next_batch(&mut self) -> Result<Vec<(&[u8], &[u8])>, String> {
-        self.buf.clear();
-        self.spans.clear();
-        while self.left > 0 && self.spans.len() < LOAD_BATCH_RECORDS && self.buf.len() < LOAD_BATCH_BYTES {
-            let mut head = [0u8; 8];
-            self.input
-                .read_exact(&mut head)
-                .map_err(|e| format!("reading the dump failed: {e}"))?;
+    pub fn next_batch(&mut self) -> Result<Vec<(&'d [u8], &'d [u8])>, String> {
+        let mut batch = Vec::new();
+        let mut size = 0usize;
+        let bad = |path: &Path| format!("the dump {} is damaged", path.display());
+        while self.pos < self.end && batch.len() < LOAD_BATCH_RECORDS && size < LOAD_BATCH_BYTES {
+            let head = self.bytes.get(self.pos..self.pos + 8).ok_or_else(|| bad(self.path))?;
             let klen = u32::from_le_bytes(head[..4].try_into().expect("4 bytes")) as usize;
             let vlen = u32::from_le_bytes(head[4..].try_into().expect("4 bytes")) as usize;
-            let start = self.buf.len();
-            self.buf.resize(start + klen + vlen, 0);
-            self.input
-                .read_exact(&mut self.buf[start..])
-                .map_err(|e| format!("reading the dump failed: {e}"))?;
-            self.spans.push((start, klen, vlen));
-            self.left = self.left.saturating_sub(8 + (klen + vlen) as u64);
+            let k = self.pos + 8;
+            let v = k + klen;
+            let next = v + vlen;
+            if next > self.end {
+                return Err(bad(self.path));
+            }
+            batch.push((&self.bytes[k..v], &self.bytes[v..next]));
+            size += klen + vlen;
+            self.pos = next;
         }
-        Ok(self
-            .spans
-            .iter()
-            .map(|&(s, k, v)| (&self.buf[s..s + k], &self.buf[s + k..s + k + v]))
-            .collect())
+        Ok(batch)
     }
 }
 

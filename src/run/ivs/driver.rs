@@ -381,7 +381,7 @@ impl CellRun<'_> {
                 return false;
             }
         };
-        let mut steps = self.load_steps(self.wl(), "load.");
+        let mut steps = self.load_steps(self.wl(), "");
         let mut kinds: Vec<MainStep> = Vec::new();
         if self.layout.load_fn {
             kinds.push(MainStep::Load);
@@ -592,10 +592,10 @@ impl MainMonitor<'_, '_> {
             .copied()
             .filter(|m| *m != IvsMode::Main)
             .collect();
-        let wants_hash = self.run.ep.verify || modes.contains(&IvsMode::Clean);
+        let verify = self.run.ep.verify;
         let mut dump: Option<(Dump, u64)> = None;
         let mut main_hash = None;
-        if wants_hash {
+        if verify || modes.contains(&IvsMode::Clean) {
             let path = modes
                 .contains(&IvsMode::Clean)
                 .then(|| data::dump_path(self.run.r.plan.data_dir.as_deref()));
@@ -603,7 +603,7 @@ impl MainMonitor<'_, '_> {
             let mut session = self.session()?;
             let wants = ScanWants {
                 index: false,
-                hash: true,
+                hash: verify,
             };
             match data::scan_store(&mut *session, wants, path.as_deref()) {
                 Ok((scan, d)) => {
@@ -724,7 +724,7 @@ impl MainMonitor<'_, '_> {
                 params.items = scaled(run.params.items, factor);
                 params.users = scaled(run.params.users, factor);
                 let wl = spread_wl.as_deref().unwrap_or(run.wl());
-                (run.load_steps(wl, &format!("e{e}.spread.load.")), initial.sizes.clone())
+                (run.load_steps(wl, &format!("e{e}.spread.")), initial.sizes.clone())
             }
             IvsMode::Main | IvsMode::Extend => unreachable!("run on the main store"),
         };
