@@ -150,7 +150,7 @@ impl Store for LmdbStore {
     }
 
     fn stats(&self) -> Vec<(String, f64)> {
-        let Shared { env, db } = &*self.shared;
+        let Shared { env, db, .. } = &*self.shared;
         let info = env.info();
         let mut out = vec![
             ("map_size".to_string(), info.map_size as f64),
@@ -213,14 +213,14 @@ fn range_of<'k>(lo: &'k [u8], hi: &'k [u8]) -> (Bound<&'k [u8]>, Bound<&'k [u8]>
 
 impl Session for LmdbSession {
     fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
-        let Shared { env, db } = &*self.shared;
+        let Shared { env, db, .. } = &*self.shared;
         let mut wtxn = env.write_txn().map_err(err)?;
         db.put(&mut wtxn, key, val).map_err(err)?;
         wtxn.commit().map_err(err)
     }
 
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
-        let Shared { env, db } = &*self.shared;
+        let Shared { env, db, .. } = &*self.shared;
         let rtxn = env.read_txn().map_err(err)?;
         match db.get(&rtxn, key).map_err(err)? {
             Some(v) => {
@@ -233,7 +233,7 @@ impl Session for LmdbSession {
     }
 
     fn del(&mut self, key: &[u8]) -> EngineResult<Existed> {
-        let Shared { env, db } = &*self.shared;
+        let Shared { env, db, .. } = &*self.shared;
         let mut wtxn = env.write_txn().map_err(err)?;
         let existed = db.delete(&mut wtxn, key).map_err(err)?;
         wtxn.commit().map_err(err)?;
@@ -244,7 +244,7 @@ impl Session for LmdbSession {
         if lo >= hi {
             return Ok(0);
         }
-        let Shared { env, db } = &*self.shared;
+        let Shared { env, db, .. } = &*self.shared;
         let rtxn = env.read_txn().map_err(err)?;
         let mut rows = 0usize;
         for item in db.range(&rtxn, &range_of(lo, hi)).map_err(err)? {
@@ -259,7 +259,7 @@ impl Session for LmdbSession {
 
     fn mget(&mut self, keys: &[&[u8]], out: &mut Values) -> EngineResult<()> {
         out.clear();
-        let Shared { env, db } = &*self.shared;
+        let Shared { env, db, .. } = &*self.shared;
         let rtxn = env.read_txn().map_err(err)?;
         for key in keys {
             match db.get(&rtxn, key).map_err(err)? {
@@ -271,7 +271,7 @@ impl Session for LmdbSession {
     }
 
     fn mput(&mut self, pairs: &[(&[u8], &[u8])]) -> EngineResult<()> {
-        let Shared { env, db } = &*self.shared;
+        let Shared { env, db, .. } = &*self.shared;
         let mut wtxn = env.write_txn().map_err(err)?;
         for (k, v) in pairs {
             db.put(&mut wtxn, k, v).map_err(err)?;
@@ -280,7 +280,7 @@ impl Session for LmdbSession {
     }
 
     fn mdel(&mut self, keys: &[&[u8]]) -> EngineResult<Option<usize>> {
-        let Shared { env, db } = &*self.shared;
+        let Shared { env, db, .. } = &*self.shared;
         let mut wtxn = env.write_txn().map_err(err)?;
         let mut existed = 0usize;
         for k in keys {
@@ -311,7 +311,7 @@ impl Session for LmdbSession {
         if lo >= hi {
             return Ok(());
         }
-        let Shared { env, db } = &*self.shared;
+        let Shared { env, db, .. } = &*self.shared;
         let mut wtxn = env.write_txn().map_err(err)?;
         db.delete_range(&mut wtxn, &range_of(lo, hi)).map_err(err)?;
         wtxn.commit().map_err(err)

@@ -126,7 +126,7 @@ const CHUNK_RECORDS: u64 = 1024;
 
 impl DumpWriter {
     fn add(&mut self, key: &[u8], val: &[u8]) -> std::io::Result<()> {
-        if self.records % CHUNK_RECORDS == 0 {
+        if self.records.is_multiple_of(CHUNK_RECORDS) {
             self.starts.push(self.written);
         }
         let klen = u32::try_from(key.len()).map_err(|_| std::io::Error::other("a key over 4 GiB"))?;
@@ -297,6 +297,9 @@ pub fn scan_store(
     ))
 }
 
+/// A (key, value) record borrowed from a dump.
+pub type Record<'d> = (&'d [u8], &'d [u8]);
+
 /// Reads records of a dump from `start` up to `end`, in batches borrowed from the
 /// mapped file (nothing is copied on the harness's side).
 pub struct DumpReader<'d> {
@@ -323,7 +326,7 @@ impl<'d> DumpReader<'d> {
     }
 
     /// The next batch of (key, value) records, empty at the end of the share.
-    pub fn next_batch(&mut self) -> Result<Vec<(&'d [u8], &'d [u8])>, String> {
+    pub fn next_batch(&mut self) -> Result<Vec<Record<'d>>, String> {
         let mut batch = Vec::new();
         let mut size = 0usize;
         let bad = |path: &Path| format!("the dump {} is damaged", path.display());
