@@ -1,5 +1,7 @@
 //! Command-line flags, keybench-compatible names, and their validation into a [`Plan`].
 
+mod epochs;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,7 +14,6 @@ use crate::engine::{self, EngineInfo, EngineOptions};
 use crate::probe::ProbeSet;
 use crate::report::setup::{self, Outputs};
 use crate::run::Plan;
-use crate::run::ivs::{self, EpochFlags, IvsMode};
 use crate::run::pace::{Arrival, Rate};
 use crate::run::slo::Slo;
 use crate::workload::{self, Budget, Params, Workload, WorkloadError};
@@ -499,7 +500,7 @@ impl RunArgs {
             None => ProbeSet::ALL,
         };
         let workloads = open_workloads_with(&self.workloads, open)?;
-        check_epochs(&epochs, &workloads, seed_once, &open_loop)?;
+        epochs::check(&epochs, &workloads, seed_once, &open_loop.refused_by_epochs())?;
         let params = Params {
             users: self.users.unwrap_or(DEFAULT_USERS),
             items: self.items.unwrap_or(DEFAULT_ITEMS),
@@ -539,56 +540,6 @@ impl RunArgs {
         })
     }
 
-    /// `--max-value-bytes`: None for no cap.
-    fn max_value_bytes(&self) -> Result<Option<u64>, UsageError> {
-        match self.max_value_bytes.as_deref().map(str::trim) {
-            None => Ok(Some(crate::engine::DEFAULT_MAX_VALUE_BYTES)),
-            Some("none") => Ok(None),
-            Some(text) => match parse_size(text) {
-                Ok(n) if n > 0 => Ok(Some(n)),
-                _ => Err(usage(format!(
-                    "--max-value-bytes {text}: give a positive size in bytes (K, M, G are powers of 1024, \
-                     e.g. 1600000 or 2M), or none for no cap"
-                ))),
-            },
-        }
-    }
-
-    /// The epoch flags, checked one by one.
-    fn epoch_flags(&self) -> Result<EpochFlags, UsageError> {
-        if self.epochs == Some(0) {
-            return Err(usage("--epochs 0: give at least 1 epoch"));
-        }
-        if self.extend_ops == Some(0) {
-            return Err(usage("--extend-ops 0: give at least 1 extend per epoch"));
-        }
-        let scale = match self.scale {
-            Some(f) if !(f.is_finite() && f > 0.0) => {
-                return Err(usage(format!("--scale {f}: give a positive factor, e.g. 0.1")));
-            }
-            other => other,
-        };
-        Ok(EpochFlags {
-            count: self.epochs,
-            extend_ops: self.extend_ops,
-            extend_bytes: self.extend_bytes,
-            extend_dist: self
-                .extend_dist
-                .as_deref()
-                .map(ivs::parse_extend_dist)
-                .transpose()
-                .map_err(|e| usage(format!("--extend-dist: {e}")))?,
-            modes: self
-                .ivs_mode
-                .as_deref()
-                .map(IvsMode::parse_list)
-                .transpose()
-                .map_err(|e| usage(format!("--ivs-mode: {e}")))?,
-            scale,
-            verify: self.ivs_verify && !self.no_ivs_verify,
-        })
-    }
-
     /// Where the run reports: `--report` and `--report-dir`.
     pub fn outputs(&self) -> Result<Outputs, UsageError> {
         let mut out = Outputs::default();
@@ -602,49 +553,6 @@ impl RunArgs {
     }
 }
 
-/// Refuses epoch flags that nothing uses, and flags that epochs cannot honour.
-fn check_epochs(
-    flags: &EpochFlags,
-    workloads: &[Arc<dyn Workload>],
-    seed_once: bool,
-    open_loop: &OpenLoop,
-) -> Result<(), UsageError> {
-    let with: Vec<&Arc<dyn Workload>> = workloads
-        .iter()
-        .filter(|w| flags.resolve(w.as_ref()).is_some())
-        .collect();
-    if with.is_empty() {
-        if flags.any() {
-            return Err(usage(
-                "--extend-ops, --extend-bytes, --extend-dist, --ivs-mode, --scale and --ivs-verify apply to epochs: \
-                 give --epochs N (or run a spec with an epochs block)",
-            ));
-        }
-        return Ok(());
-    }
-    for wl in &with {
-        wl.epoch_layout().map_err(usage)?;
-    }
-    let refuse = |flag: &str| {
-        Err(usage(format!(
-            "{flag} does not apply to epochs (each epoch's phases run closed loop on their own stores): drop it"
-        )))
-    };
-    if !open_loop.rates.is_empty() {
-        return refuse("--rate");
-    }
-    if open_loop.slo.is_some() {
-        return refuse("--slo");
-    }
-    if open_loop.warmup.is_some() {
-        return refuse("--warmup");
-    }
-    if seed_once {
-        return refuse("--seed-once");
-    }
-    Ok(())
-}
-
 /// The open-loop flags, validated together.
 struct OpenLoop {
     rates: Vec<Rate>,
@@ -655,6 +563,21 @@ struct OpenLoop {
 }
 
 impl OpenLoop {
+    /// The open-loop flags given, which epochs refuse.
+    fn refused_by_epochs(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        if !self.rates.is_empty() {
+            given.push("--rate");
+        }
+        if self.slo.is_some() {
+            given.push("--slo");
+        }
+        if self.warmup.is_some() {
+            given.push("--warmup");
+        }
+        given
+    }
+
     fn parse(args: &RunArgs, budget: Budget, repeat: usize) -> Result<OpenLoop, UsageError> {
         let rates = match &args.rate {
             None => Vec::new(),

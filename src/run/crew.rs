@@ -149,6 +149,29 @@ pub trait Monitor {
 pub struct Quiet;
 impl Monitor for Quiet {}
 
+/// Two monitors observing one crew, the first told first (a failure of the first's
+/// `before_step` is the crew's).
+pub struct Both<'a>(pub &'a mut dyn Monitor, pub &'a mut dyn Monitor);
+
+impl Monitor for Both<'_> {
+    fn before_step(&mut self, index: usize, step: &Step) -> Result<(), String> {
+        self.0.before_step(index, step)?;
+        self.1.before_step(index, step)
+    }
+    fn step_started(&mut self, step: &Step, live: &Live) {
+        self.0.step_started(step, live);
+        self.1.step_started(step, live);
+    }
+    fn tick(&mut self, step: &Step, elapsed: Duration, live: &Live) {
+        self.0.tick(step, elapsed, live);
+        self.1.tick(step, elapsed, live);
+    }
+    fn step_finished(&mut self, step: &Step, elapsed: Duration, outcome: &StepOutcome) {
+        self.0.step_finished(step, elapsed, outcome);
+        self.1.step_finished(step, elapsed, outcome);
+    }
+}
+
 /// What a crew runs and against what.
 pub struct Crew<'a> {
     /// The workload.

@@ -5,17 +5,17 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::data::{self, Dump, KeyIndex, ScanWants};
+use super::data::{self, KeyIndex, ScanWants};
 use super::extend::ExtendPlan;
 use super::sizes::SizeSnapshot;
 use super::stats::{Intervals, RepeatFigures};
-use super::steps::{ExtendWork, FillSource, Slot};
+use super::steps::{ExtendWork, Slot};
 use super::{EpochInfo, EpochTag, Epochs, IvsMode};
 use crate::engine::Session;
 use crate::metrics::Recorder;
-use crate::run::crew::{self, Crew, CrewEnd, Live, Monitor, Step, StepOutcome};
+use crate::run::crew::{self, Both, Crew, CrewEnd, Monitor, Step, StepOutcome};
 use crate::run::kv::ValueSizes;
 use crate::run::progress::Progress;
 use crate::run::result::{PhaseRun, PointKey, PointResult, PointStatus, RepeatRun, SeedResult, Spread};
@@ -30,55 +30,55 @@ use crate::workload::spec::values::ValuePool;
 use crate::workload::{Budget, EpochLayout, Params, Workload};
 
 /// Everything a cell's epochs share.
-struct CellRun<'a> {
-    r: &'a Runner<'a>,
-    cell: &'a Cell,
-    batched: bool,
-    ep: &'a Epochs,
-    layout: EpochLayout,
+pub(super) struct CellRun<'a> {
+    pub(super) r: &'a Runner<'a>,
+    pub(super) cell: &'a Cell,
+    pub(super) batched: bool,
+    pub(super) ep: &'a Epochs,
+    pub(super) layout: EpochLayout,
     /// The workload at `ep.scale` (a rescaled spec), when it differs from `r.wl`.
-    scaled: Option<Arc<dyn Workload>>,
+    pub(super) scaled: Option<Arc<dyn Workload>>,
     /// ctx knobs at `ep.scale`.
-    params: Params,
+    pub(super) params: Params,
     /// Each run phase's budget.
-    run_budget: Budget,
+    pub(super) run_budget: Budget,
     /// Bytes that appends and built values are cut from.
-    pool: Arc<ValuePool>,
-    selector: Selector,
+    pub(super) pool: Arc<ValuePool>,
+    pub(super) selector: Selector,
 }
 
 /// The store and load of one repeat, as the extend phases found it first.
 #[derive(Debug, Clone)]
-struct Initial {
-    records: u64,
-    volume: u64,
-    sizes: SizeSnapshot,
+pub(super) struct Initial {
+    pub(super) records: u64,
+    pub(super) volume: u64,
+    pub(super) sizes: SizeSnapshot,
 }
 
 /// The main store at the end of one epoch's extend phase.
-struct EpochState {
-    index: Arc<KeyIndex>,
-    records: u64,
-    volume: u64,
-    sizes: SizeSnapshot,
-    skipped: u64,
+pub(super) struct EpochState {
+    pub(super) index: Arc<KeyIndex>,
+    pub(super) records: u64,
+    pub(super) volume: u64,
+    pub(super) sizes: SizeSnapshot,
+    pub(super) skipped: u64,
     /// The main store's content hash after the extend phase, when one was taken.
-    hash: Option<u64>,
+    pub(super) hash: Option<u64>,
 }
 
 /// One point's repeats, gathered as they happen.
-struct Accum {
-    key: PointKey,
-    status: PointStatus,
-    phase: &'static str,
-    repeats: Vec<RepeatRun>,
-    merged: Recorder,
-    figures: Vec<RepeatFigures>,
-    info: Option<EpochInfo>,
-    dumps: Vec<(u64, u64)>,
+pub(super) struct Accum {
+    pub(super) key: PointKey,
+    pub(super) status: PointStatus,
+    pub(super) phase: &'static str,
+    pub(super) repeats: Vec<RepeatRun>,
+    pub(super) merged: Recorder,
+    pub(super) figures: Vec<RepeatFigures>,
+    pub(super) info: Option<EpochInfo>,
+    pub(super) dumps: Vec<(u64, u64)>,
 }
 
-type Accums = BTreeMap<(u32, IvsMode), Accum>;
+pub(super) type Accums = BTreeMap<(u32, IvsMode), Accum>;
 
 /// What each step of the main crew is.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -90,18 +90,18 @@ enum MainStep {
 }
 
 impl CellRun<'_> {
-    fn wl(&self) -> &dyn Workload {
+    pub(super) fn wl(&self) -> &dyn Workload {
         self.scaled.as_deref().unwrap_or(self.r.wl)
     }
 
-    fn key(&self, tag: Option<EpochTag>) -> PointKey {
+    pub(super) fn key(&self, tag: Option<EpochTag>) -> PointKey {
         PointKey {
             epoch: tag,
             ..self.r.key(self.cell, self.batched)
         }
     }
 
-    fn open_store(&self) -> Result<OpenStore, String> {
+    pub(super) fn open_store(&self) -> Result<OpenStore, String> {
         OpenStore::open(
             self.r.engine,
             self.r.options,
@@ -112,14 +112,14 @@ impl CellRun<'_> {
         .map_err(|e| self.r.plan.explain_open_error(self.r.engine.name, e))
     }
 
-    fn next_seq(&self) -> usize {
+    pub(super) fn next_seq(&self) -> usize {
         let seq = self.r.seq.get() + 1;
         self.r.seq.set(seq);
         seq
     }
 
     /// A crew of the cell's threads on `store`.
-    fn crew<'b>(
+    pub(super) fn crew<'b>(
         &'b self,
         wl: &'b dyn Workload,
         params: &'b Params,
@@ -143,7 +143,7 @@ impl CellRun<'_> {
         }
     }
 
-    fn sampler<'b>(
+    pub(super) fn sampler<'b>(
         &'b self,
         key: &'b PointKey,
         seq: usize,
@@ -162,7 +162,7 @@ impl CellRun<'_> {
     }
 
     /// The steps that load a store with `wl`: load(), or the load phases.
-    fn load_steps(&self, wl: &dyn Workload, prefix: &str) -> Vec<Step> {
+    pub(super) fn load_steps(&self, wl: &dyn Workload, prefix: &str) -> Vec<Step> {
         let mut steps = Vec::new();
         if self.layout.load_fn {
             steps.push(Step::Load);
@@ -179,7 +179,7 @@ impl CellRun<'_> {
         steps
     }
 
-    fn run_step(&self, name: String) -> Step {
+    pub(super) fn run_step(&self, name: String) -> Step {
         Step::Run {
             phase: self.layout.run_phase,
             name,
@@ -188,14 +188,14 @@ impl CellRun<'_> {
         }
     }
 
-    fn value_sizes(&self, sizes: &SizeSnapshot) -> Arc<ValueSizes> {
+    pub(super) fn value_sizes(&self, sizes: &SizeSnapshot) -> Arc<ValueSizes> {
         Arc::new(ValueSizes {
             sampler: sizes.sampler(),
             pool: Arc::clone(&self.pool),
         })
     }
 
-    fn seed_for(&self, what: u64, epoch: u32) -> u64 {
+    pub(super) fn seed_for(&self, what: u64, epoch: u32) -> u64 {
         mix64(self.r.plan.params.seed ^ mix64(what ^ (u64::from(epoch) << 32)))
     }
 }
@@ -288,7 +288,7 @@ fn failed(key: PointKey, why: String) -> PointResult {
 }
 
 impl Accum {
-    fn fail(&mut self, status: PointStatus) {
+    pub(super) fn fail(&mut self, status: PointStatus) {
         if self.status == PointStatus::Ok {
             self.status = match status {
                 PointStatus::Failed(m) => PointStatus::Failed(format!("{}: {m}", self.key.label())),
@@ -298,7 +298,7 @@ impl Accum {
     }
 
     /// Adds one repeat's step.
-    fn add(&mut self, step: &StepOutcome, seed: Option<SeedResult>, info: EpochInfo) {
+    pub(super) fn add(&mut self, step: &StepOutcome, seed: Option<SeedResult>, info: EpochInfo) {
         self.merged.merge(&step.rec);
         self.figures
             .push(RepeatFigures::of(&step.rec, step.units, step.wall_ns));
@@ -349,7 +349,7 @@ impl Accum {
 }
 
 /// The seed of a store loaded by `steps` (their wall time and keys written).
-fn seed_of(steps: &[StepOutcome], threads: usize) -> Option<SeedResult> {
+pub(super) fn seed_of(steps: &[StepOutcome], threads: usize) -> Option<SeedResult> {
     (!steps.is_empty()).then(|| SeedResult {
         threads,
         wall_ns: steps.iter().map(|s| s.wall_ns).sum(),
@@ -358,7 +358,7 @@ fn seed_of(steps: &[StepOutcome], threads: usize) -> Option<SeedResult> {
     })
 }
 
-fn status_of(end: &CrewEnd) -> PointStatus {
+pub(super) fn status_of(end: &CrewEnd) -> PointStatus {
     match end {
         CrewEnd::Done => PointStatus::Ok,
         CrewEnd::Failed(e) => PointStatus::Failed(e.clone()),
@@ -419,9 +419,9 @@ impl CellRun<'_> {
             initial: None,
             epochs: Vec::new(),
             accums,
-            progress: Progress::running(&key.label()),
         };
-        let outcome = crew::run(&crew, &steps, &mut mon);
+        let mut progress = Progress::running(&key.label());
+        let outcome = crew::run(&crew, &steps, &mut Both(&mut progress, &mut mon));
         let epochs = std::mem::take(&mut mon.epochs);
         drop(mon);
         let load_len = kinds
@@ -469,20 +469,19 @@ impl CellRun<'_> {
 
 /// Drives the main crew: plans each extend phase just before it starts, and runs the
 /// other modes of an epoch just before the main run phase.
-struct MainMonitor<'a, 'r> {
-    run: &'a CellRun<'r>,
-    repeat: usize,
-    main: &'a OpenStore,
+pub(super) struct MainMonitor<'a, 'r> {
+    pub(super) run: &'a CellRun<'r>,
+    pub(super) repeat: usize,
+    pub(super) main: &'a OpenStore,
     kinds: &'a [MainStep],
-    extend_slot: &'a Slot<ExtendWork>,
-    sizes: &'a Slot<ValueSizes>,
-    finished: usize,
+    pub(super) extend_slot: &'a Slot<ExtendWork>,
+    pub(super) sizes: &'a Slot<ValueSizes>,
+    pub(super) finished: usize,
     /// Per load phase and run phase finished so far: the units each thread ran.
-    done_units: Vec<(usize, Vec<u64>)>,
-    initial: Option<Initial>,
-    epochs: Vec<EpochState>,
-    accums: &'a mut Accums,
-    progress: Progress,
+    pub(super) done_units: Vec<(usize, Vec<u64>)>,
+    pub(super) initial: Option<Initial>,
+    pub(super) epochs: Vec<EpochState>,
+    pub(super) accums: &'a mut Accums,
 }
 
 impl Monitor for MainMonitor<'_, '_> {
@@ -499,16 +498,7 @@ impl Monitor for MainMonitor<'_, '_> {
         }
     }
 
-    fn step_started(&mut self, step: &Step, live: &Live) {
-        self.progress.step_started(step, live);
-    }
-
-    fn tick(&mut self, step: &Step, elapsed: Duration, live: &Live) {
-        self.progress.tick(step, elapsed, live);
-    }
-
-    fn step_finished(&mut self, step: &Step, elapsed: Duration, outcome: &StepOutcome) {
-        self.progress.step_finished(step, elapsed, outcome);
+    fn step_finished(&mut self, _step: &Step, _elapsed: Duration, outcome: &StepOutcome) {
         match self.kinds[self.finished] {
             MainStep::LoadPhase(p) => self.done_units.push((p, outcome.thread_units.clone())),
             MainStep::Run(_) => self
@@ -521,7 +511,7 @@ impl Monitor for MainMonitor<'_, '_> {
 }
 
 impl MainMonitor<'_, '_> {
-    fn session(&self) -> Result<Box<dyn Session>, String> {
+    pub(super) fn session(&self) -> Result<Box<dyn Session>, String> {
         self.main
             .store
             .session()
@@ -579,265 +569,5 @@ impl MainMonitor<'_, '_> {
             seed: self.run.seed_for(0x7375_6666, e),
         })));
         Ok(())
-    }
-
-    /// Runs the other modes of epoch `e` on fresh stores. Their failures go into their
-    /// points; only Ctrl-C stops the main crew.
-    fn other_modes(&mut self, e: u32) -> Result<(), String> {
-        let modes: Vec<IvsMode> = self
-            .run
-            .ep
-            .modes
-            .iter()
-            .copied()
-            .filter(|m| *m != IvsMode::Main)
-            .collect();
-        let verify = self.run.ep.verify;
-        let mut dump: Option<(Dump, u64)> = None;
-        let mut main_hash = None;
-        if verify || modes.contains(&IvsMode::Clean) {
-            let path = modes
-                .contains(&IvsMode::Clean)
-                .then(|| data::dump_path(self.run.r.plan.data_dir.as_deref()));
-            let began = Instant::now();
-            let mut session = self.session()?;
-            let wants = ScanWants {
-                index: false,
-                hash: verify,
-            };
-            match data::scan_store(&mut *session, wants, path.as_deref()) {
-                Ok((scan, d)) => {
-                    main_hash = scan.hash;
-                    dump = d.map(|d| (d, began.elapsed().as_nanos() as u64));
-                }
-                Err(err) => {
-                    for m in &modes {
-                        if let Some(a) = self.accums.get_mut(&(e, *m)) {
-                            a.fail(PointStatus::Failed(format!("dumping the main store: {err}")));
-                        }
-                    }
-                    return Ok(());
-                }
-            }
-        }
-        self.epochs[e as usize - 1].hash = main_hash;
-        let dump = dump.map(|(d, ns)| (Arc::new(d), ns));
-        for mode in modes {
-            if self.run.r.abort.load(Ordering::Relaxed) {
-                return Err("interrupted".to_string());
-            }
-            let result = self.mode(e, mode, dump.as_ref(), main_hash);
-            let a = self.accums.get_mut(&(e, mode)).expect("every point has an accumulator");
-            match result {
-                Ok((step, seed, info, end)) => {
-                    if end != CrewEnd::Done {
-                        a.fail(status_of(&end));
-                    }
-                    if let Some(step) = step {
-                        a.add(&step, seed, info);
-                    }
-                    if end == CrewEnd::Interrupted {
-                        return Err("interrupted".to_string());
-                    }
-                }
-                Err(err) => a.fail(PointStatus::Failed(err)),
-            }
-        }
-        Ok(())
-    }
-
-    /// One mode of epoch `e`: the run step's outcome (if it ran), the store's seed,
-    /// its figures, and how its crew ended.
-    fn mode(
-        &self,
-        e: u32,
-        mode: IvsMode,
-        dump: Option<&(Arc<Dump>, u64)>,
-        main_hash: Option<u64>,
-    ) -> Result<(Option<StepOutcome>, Option<SeedResult>, EpochInfo, CrewEnd), String> {
-        let run = self.run;
-        let st = &self.epochs[e as usize - 1];
-        let initial = self.initial.as_ref().expect("indexed before the first extend phase");
-        let tag = EpochTag { number: e, mode };
-        let mut info = EpochInfo {
-            tag,
-            records: st.records,
-            volume_bytes: st.volume,
-            value_sizes: st.sizes.clone(),
-            skipped_extends: 0,
-            target_records: None,
-            dump: None,
-            data_hash: None,
-            intervals: Intervals::default(),
-        };
-        let skip = Step::Skip {
-            phases: Arc::new(self.done_units.clone()),
-        };
-        let mut spread_wl: Option<Arc<dyn Workload>> = None;
-        let mut params = run.params.clone();
-        let (fill_steps, sizes) = match mode {
-            IvsMode::Clean => {
-                let (d, ns) = dump.ok_or("no dump of the main store was taken")?;
-                info.dump = Some((*ns, d.file_bytes));
-                (
-                    vec![
-                        skip,
-                        Step::Fill {
-                            name: format!("e{e}.restore"),
-                            source: Arc::new(FillSource::Dump(Arc::clone(d))),
-                        },
-                    ],
-                    st.sizes.clone(),
-                )
-            }
-            IvsMode::Average => {
-                let len = st.sizes.mean().round() as usize;
-                info.value_sizes = SizeSnapshot::uniform(st.records, len as u64);
-                info.volume_bytes = st.index.key_bytes() + st.records * len as u64;
-                (
-                    vec![
-                        skip,
-                        Step::Fill {
-                            name: format!("e{e}.build"),
-                            source: Arc::new(FillSource::Uniform {
-                                index: Arc::clone(&st.index),
-                                len,
-                                pool: Arc::clone(&run.pool),
-                                seed: run.seed_for(0x6176_6720, e),
-                            }),
-                        },
-                    ],
-                    info.value_sizes.clone(),
-                )
-            }
-            IvsMode::Spread => {
-                let per_record = initial.volume as f64 / initial.records as f64;
-                let target = (st.volume as f64 / per_record).round().max(1.0) as u64;
-                let factor = target as f64 / initial.records as f64;
-                info.target_records = Some(target);
-                info.value_sizes = initial.sizes.clone();
-                let mut scales = vec![run.ep.scale; run.r.wl.phases().len()];
-                for &p in &run.layout.load_phases {
-                    scales[p] = run.ep.scale * factor;
-                }
-                spread_wl = run.r.wl.rescaled(&scales).map_err(|e| e.to_string())?;
-                params.items = scaled(run.params.items, factor);
-                params.users = scaled(run.params.users, factor);
-                let wl = spread_wl.as_deref().unwrap_or(run.wl());
-                (run.load_steps(wl, &format!("e{e}.spread.")), initial.sizes.clone())
-            }
-            IvsMode::Main | IvsMode::Extend => unreachable!("run on the main store"),
-        };
-        let store = run.open_store()?;
-        let mut steps = fill_steps;
-        let loads = steps.len();
-        steps.push(run.run_step(format!("e{e}.{mode}")));
-        let key = run.key(Some(tag));
-        let seq = run.next_seq();
-        let slot = Slot::<ValueSizes>::default();
-        slot.set(Some(run.value_sizes(&sizes)));
-        let wl = spread_wl.as_deref().unwrap_or(run.wl());
-        let crew = run.crew(wl, &params, &store, run.sampler(&key, seq, self.repeat, &store), &slot);
-        let mut mon = ModeMonitor {
-            progress: Progress::running(&key.label()),
-            verify: (mode == IvsMode::Clean && run.ep.verify).then_some((&store, main_hash, loads)),
-            hash: None,
-        };
-        let outcome = crew::run(&crew, &steps, &mut mon);
-        info.data_hash = mon.hash;
-        let closed = store.close();
-        // The steps that loaded the store (a Skip step's outcome is empty and left out).
-        let load_outcomes: Vec<StepOutcome> = outcome
-            .steps
-            .iter()
-            .take(loads)
-            .zip(&steps)
-            .filter(|(_, s)| !matches!(s, Step::Skip { .. }))
-            .map(|(o, _)| clone_outcome(o))
-            .collect();
-        let seed = seed_of(&load_outcomes, run.cell.threads);
-        if mode == IvsMode::Spread {
-            let written: u64 = load_outcomes.iter().map(|o| o.rec.write_ops()).sum();
-            info.records = written;
-            info.volume_bytes = load_outcomes.iter().map(|o| o.rec.write_bytes()).sum();
-            let target = info.target_records.unwrap_or(written);
-            if written.abs_diff(target) * 20 > target {
-                eprintln!(
-                    "kvmark: warning: {}: the load wrote {written} records for a spread of {target}: \
-                     a Lua load() should size its records by ctx.items (and ctx.users)",
-                    key.label()
-                );
-            }
-        }
-        let run_step = (outcome.steps.len() > loads).then(|| clone_outcome(&outcome.steps[loads]));
-        let mut end = outcome.end;
-        if let Err(err) = closed
-            && end == CrewEnd::Done
-        {
-            end = CrewEnd::Failed(err);
-        }
-        Ok((run_step, seed, info, end))
-    }
-}
-
-/// A step outcome kept past its crew.
-fn clone_outcome(o: &StepOutcome) -> StepOutcome {
-    StepOutcome {
-        wall_ns: o.wall_ns,
-        units: o.units,
-        warmup_units: o.warmup_units,
-        thread_units: o.thread_units.clone(),
-        rec: o.rec.clone(),
-    }
-}
-
-/// Progress for a mode's crew, and with `--ivs-verify` the check that a restored store
-/// holds exactly the main store's data (before its run phase starts).
-struct ModeMonitor<'a> {
-    progress: Progress,
-    /// (the store, the main store's hash, the index of the run step).
-    verify: Option<(&'a OpenStore, Option<u64>, usize)>,
-    hash: Option<u64>,
-}
-
-impl Monitor for ModeMonitor<'_> {
-    fn before_step(&mut self, index: usize, _step: &Step) -> Result<(), String> {
-        let Some((store, want, run_index)) = self.verify else {
-            return Ok(());
-        };
-        if index != run_index {
-            return Ok(());
-        }
-        let mut session = store
-            .store
-            .session()
-            .map_err(|e| format!("cannot open a session on the restored store: {e}"))?;
-        let wants = ScanWants {
-            index: false,
-            hash: true,
-        };
-        let (scan, _) = data::scan_store(&mut *session, wants, None)?;
-        self.hash = scan.hash;
-        if scan.hash != want {
-            return Err(format!(
-                "the restored store differs from the main store ({} records, hash {:016x}; main hash {:016x})",
-                scan.records,
-                scan.hash.unwrap_or(0),
-                want.unwrap_or(0)
-            ));
-        }
-        Ok(())
-    }
-
-    fn step_started(&mut self, step: &Step, live: &Live) {
-        self.progress.step_started(step, live);
-    }
-
-    fn tick(&mut self, step: &Step, elapsed: Duration, live: &Live) {
-        self.progress.tick(step, elapsed, live);
-    }
-
-    fn step_finished(&mut self, step: &Step, elapsed: Duration, outcome: &StepOutcome) {
-        self.progress.step_finished(step, elapsed, outcome);
     }
 }

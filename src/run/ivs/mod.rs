@@ -25,6 +25,7 @@ pub mod stats;
 pub mod steps;
 
 mod driver;
+mod modes;
 
 use std::fmt;
 
