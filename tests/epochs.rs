@@ -180,6 +180,9 @@ fn the_four_modes_hold_what_they_promise() {
             "--ivs-mode",
             "all",
             "--ivs-verify",
+            // Two threads: the dump is written and restored in two key ranges.
+            "--threads",
+            "2",
             spec.to_str().unwrap(),
         ],
     );

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use memmap2::Mmap;
 
-use crate::engine::Session;
+use crate::engine::{Session, Store};
 use crate::workload::op::SCAN_END;
 
 /// Records per mput when loading a dump or building a store: large enough that the
@@ -58,6 +58,27 @@ impl KeyIndex {
     /// Bytes of all keys and values: the store's logical volume.
     pub fn volume(&self) -> u64 {
         self.key_bytes() + self.sizes.iter().map(|&s| u64::from(s)).sum::<u64>()
+    }
+
+    /// Appends the keys of `other`, which all sort after these.
+    pub fn extend(&mut self, other: KeyIndex) {
+        let base = self.bytes.len();
+        self.bytes.extend_from_slice(&other.bytes);
+        self.ends.extend(other.ends.iter().map(|e| e + base));
+        self.sizes.extend(other.sizes);
+    }
+
+    /// Keys that split the index into `parts` ranges of about as many keys each (fewer
+    /// when there are fewer keys than parts), for reading a store on several threads.
+    pub fn split_points(&self, parts: usize) -> Vec<Vec<u8>> {
+        let n = self.len();
+        let mut out: Vec<Vec<u8>> = (1..parts.max(1))
+            .map(|t| n * t / parts)
+            .filter(|&i| i > 0 && i < n)
+            .map(|i| self.key(i).to_vec())
+            .collect();
+        out.dedup();
+        out
     }
 
     /// Adds a key (in key order) whose value is `value_len` bytes long.
@@ -113,22 +134,14 @@ pub struct Scanned {
 
 /// A dump file being written: records `[key len u32][value len u32][key][value]`,
 /// little-endian, in key order.
-pub struct DumpWriter {
+struct DumpWriter {
     out: BufWriter<File>,
-    /// Byte offsets where chunks of records start, for loading on several threads.
-    starts: Vec<u64>,
     written: u64,
     records: u64,
 }
 
-/// Records between two recorded chunk starts.
-const CHUNK_RECORDS: u64 = 1024;
-
 impl DumpWriter {
     fn add(&mut self, key: &[u8], val: &[u8]) -> std::io::Result<()> {
-        if self.records.is_multiple_of(CHUNK_RECORDS) {
-            self.starts.push(self.written);
-        }
         let klen = u32::try_from(key.len()).map_err(|_| std::io::Error::other("a key over 4 GiB"))?;
         let vlen = u32::try_from(val.len()).map_err(|_| std::io::Error::other("a value over 4 GiB"))?;
         self.out.write_all(&klen.to_le_bytes())?;
@@ -141,13 +154,12 @@ impl DumpWriter {
     }
 }
 
-/// A finished dump on disk, mapped into memory for loading, removed when dropped.
+/// One file of a dump (one key range), mapped into memory for loading, removed when
+/// dropped.
 #[derive(Debug)]
-pub struct Dump {
+pub struct DumpFile {
     /// The file.
     pub path: PathBuf,
-    /// Offsets of record chunks.
-    starts: Vec<u64>,
     /// File length.
     pub file_bytes: u64,
     /// Records in it.
@@ -156,36 +168,45 @@ pub struct Dump {
     map: Option<Mmap>,
 }
 
-impl Drop for Dump {
+impl Drop for DumpFile {
     fn drop(&mut self) {
         self.map = None;
         let _ = std::fs::remove_file(&self.path);
     }
 }
 
+/// A dump of a whole store: one file per key range, in key order.
+#[derive(Debug, Default)]
+pub struct Dump {
+    /// The files.
+    pub files: Vec<DumpFile>,
+}
+
 impl Dump {
-    /// The byte range `[start, end)` of the file that thread `t` of `threads` loads:
-    /// whole chunks of records, split as evenly as the chunks allow.
-    pub fn share(&self, t: usize, threads: usize) -> (u64, u64) {
-        let n = self.starts.len();
-        let at = |i: usize| {
-            if i >= n { self.file_bytes } else { self.starts[i] }
-        };
-        (at(n * t / threads), at(n * (t + 1) / threads))
+    /// Records in every file.
+    pub fn records(&self) -> u64 {
+        self.files.iter().map(|f| f.records).sum()
     }
 
-    fn bytes(&self) -> &[u8] {
-        self.map.as_deref().unwrap_or(&[])
+    /// Bytes of every file.
+    pub fn file_bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.file_bytes).sum()
+    }
+
+    /// The files thread `t` of `threads` loads (one each when the dump was written by
+    /// as many threads).
+    pub fn files_for(&self, t: usize, threads: usize) -> impl Iterator<Item = &DumpFile> {
+        self.files.iter().skip(t).step_by(threads.max(1))
     }
 }
 
 static NEXT_DUMP: AtomicU64 = AtomicU64::new(0);
 
-/// Where dumps go: the data directory (the disk being benchmarked), else the system's
-/// temporary directory.
+/// Where a dump goes: the data directory (the disk being benchmarked), else the
+/// system's temporary directory. Its files add `-<range>` to this path.
 pub fn dump_path(data_dir: Option<&Path>) -> PathBuf {
     let n = NEXT_DUMP.fetch_add(1, Ordering::Relaxed);
-    let name = format!("kvmark-dump-{}-{n}.bin", std::process::id());
+    let name = format!("kvmark-dump-{}-{n}", std::process::id());
     match data_dir {
         Some(d) => d.join(name),
         None => std::env::temp_dir().join(name),
@@ -201,14 +222,14 @@ pub struct ScanWants {
     pub hash: bool,
 }
 
-/// Reads the whole store once, in key order, through `session`: builds the index,
-/// hashes the contents, and writes a dump to `dump` when given. Keys that begin with
-/// 256 bytes of 0xff sort after the scan's end and are not seen (no workload makes them).
-pub fn scan_store(
+/// Reads `[lo, hi)` once, in key order, through `session`: builds the index, hashes
+/// the contents, and writes a dump file to `dump` when given.
+fn scan_range(
     session: &mut dyn Session,
+    (lo, hi): (&[u8], &[u8]),
     wants: ScanWants,
     dump: Option<&Path>,
-) -> Result<(Scanned, Option<Dump>), String> {
+) -> Result<(Scanned, Option<DumpFile>), String> {
     let mut index = wants.index.then(KeyIndex::default);
     let mut hash = wants.hash.then(ContentHash::default);
     let mut writer = match dump {
@@ -223,7 +244,6 @@ pub fn scan_store(
                     .open(path)
                     .map_err(|e| format!("cannot create the dump {}: {e}", path.display()))?,
             ),
-            starts: Vec::new(),
             written: 0,
             records: 0,
         }),
@@ -232,7 +252,7 @@ pub fn scan_store(
     let mut records = 0u64;
     let mut bytes = 0u64;
     let mut io_error: Option<std::io::Error> = None;
-    let scanned = session.scan(b"", &SCAN_END, 0, &mut |k, v| {
+    let scanned = session.scan(lo, hi, 0, &mut |k, v| {
         records += 1;
         bytes += (k.len() + v.len()) as u64;
         if let Some(ix) = index.as_mut() {
@@ -249,36 +269,31 @@ pub fn scan_store(
         }
         false
     });
-    let cleanup = |w: Option<DumpWriter>| {
-        if let (Some(_), Some(path)) = (w, dump) {
+    let failed = |why: String| {
+        if let Some(path) = dump {
             let _ = std::fs::remove_file(path);
         }
+        why
     };
     if let Err(e) = scanned {
-        cleanup(writer);
-        return Err(format!("reading the store failed: {e}"));
+        return Err(failed(format!("reading the store failed: {e}")));
     }
     if let Some(e) = io_error {
-        cleanup(writer);
-        return Err(format!("writing the dump failed: {e}"));
+        return Err(failed(format!("writing the dump failed: {e}")));
     }
-    let dump = match (writer, dump) {
+    let file = match (writer, dump) {
         (Some(w), Some(path)) => {
-            let failed = |e: std::io::Error| {
-                let _ = std::fs::remove_file(path);
-                format!("writing the dump {} failed: {e}", path.display())
-            };
-            let file = w.out.into_inner().map_err(|e| failed(e.into_error()))?;
+            let io = |e: std::io::Error| failed(format!("writing the dump {} failed: {e}", path.display()));
+            let file = w.out.into_inner().map_err(|e| io(e.into_error()))?;
             let map = if w.written == 0 {
                 None
             } else {
                 // SAFETY: kvmark wrote this file a moment ago and removes it when the
                 // dump is dropped; nothing writes to it while it is mapped.
-                Some(unsafe { Mmap::map(&file) }.map_err(failed)?)
+                Some(unsafe { Mmap::map(&file) }.map_err(io)?)
             };
-            Some(Dump {
+            Some(DumpFile {
                 path: path.to_path_buf(),
-                starts: w.starts,
                 file_bytes: w.written,
                 records: w.records,
                 map,
@@ -293,15 +308,75 @@ pub fn scan_store(
             records,
             bytes,
         },
-        dump,
+        file,
     ))
+}
+
+/// Reads the whole store once, in key order, split at `splits` (ascending keys) into
+/// ranges read by one thread each: builds the index, hashes the contents (a hash of
+/// the ranges' hashes, so compare stores read with the same splits), and writes a dump
+/// with one file per range when `dump` names a path. Keys that begin with 256 bytes
+/// of 0xff sort after the scan's end and are not seen (no workload makes them).
+pub fn scan_store(
+    store: &dyn Store,
+    splits: &[Vec<u8>],
+    wants: ScanWants,
+    dump: Option<&Path>,
+) -> Result<(Scanned, Option<Dump>), String> {
+    let mut bounds: Vec<&[u8]> = vec![b""];
+    bounds.extend(splits.iter().map(Vec::as_slice));
+    bounds.push(&SCAN_END);
+    let ranges: Vec<(&[u8], &[u8])> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
+    let path_of = |i: usize| dump.map(|p| PathBuf::from(format!("{}-{i}.bin", p.display())));
+    let one = |i: usize, range: (&[u8], &[u8])| -> Result<(Scanned, Option<DumpFile>), String> {
+        let mut session = store
+            .session()
+            .map_err(|e| format!("cannot open a session on the store: {e}"))?;
+        scan_range(&mut *session, range, wants, path_of(i).as_deref())
+    };
+    let parts: Vec<Result<(Scanned, Option<DumpFile>), String>> = if ranges.len() == 1 {
+        vec![one(0, ranges[0])]
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = ranges
+                .iter()
+                .enumerate()
+                .map(|(i, &r)| scope.spawn(move || one(i, r)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err("a dump thread panicked".to_string())))
+                .collect()
+        })
+    };
+    let mut out = Scanned {
+        index: wants.index.then(KeyIndex::default),
+        ..Scanned::default()
+    };
+    let mut hash = ContentHash::default();
+    let mut files = Vec::new();
+    for part in parts {
+        // An error drops the files already written, which removes them.
+        let (scanned, file) = part?;
+        out.records += scanned.records;
+        out.bytes += scanned.bytes;
+        if let (Some(all), Some(ix)) = (out.index.as_mut(), scanned.index) {
+            all.extend(ix);
+        }
+        if let Some(h) = scanned.hash {
+            hash.hasher.write_u64(h);
+        }
+        files.extend(file);
+    }
+    out.hash = wants.hash.then(|| hash.finish());
+    Ok((out, dump.map(|_| Dump { files })))
 }
 
 /// A (key, value) record borrowed from a dump.
 pub type Record<'d> = (&'d [u8], &'d [u8]);
 
-/// Reads records of a dump from `start` up to `end`, in batches borrowed from the
-/// mapped file (nothing is copied on the harness's side).
+/// Reads the records of a dump file in batches borrowed from the mapped file (nothing
+/// is copied on the harness's side).
 pub struct DumpReader<'d> {
     bytes: &'d [u8],
     pos: usize,
@@ -310,19 +385,15 @@ pub struct DumpReader<'d> {
 }
 
 impl<'d> DumpReader<'d> {
-    /// Reads `dump` from `start` up to `end`.
-    pub fn open(dump: &'d Dump, start: u64, end: u64) -> Result<DumpReader<'d>, String> {
-        let bytes = dump.bytes();
-        let (start, end) = (start as usize, end as usize);
-        if start > end || end > bytes.len() {
-            return Err(format!("the dump {} is shorter than its index", dump.path.display()));
-        }
-        Ok(DumpReader {
+    /// Reads `file` from its start.
+    pub fn open(file: &'d DumpFile) -> DumpReader<'d> {
+        let bytes = file.map.as_deref().unwrap_or(&[]);
+        DumpReader {
             bytes,
-            pos: start,
-            end,
-            path: &dump.path,
-        })
+            pos: 0,
+            end: bytes.len(),
+            path: &file.path,
+        }
     }
 
     /// The next batch of (key, value) records, empty at the end of the share.
@@ -367,12 +438,11 @@ mod tests {
     #[test]
     fn index_and_hash_see_every_record_in_order() {
         let store = store_with(3000);
-        let mut s = store.session().unwrap();
         let wants = ScanWants {
             index: true,
             hash: true,
         };
-        let (got, dump) = scan_store(&mut *s, wants, None).unwrap();
+        let (got, dump) = scan_store(store.as_ref(), &[], wants, None).unwrap();
         assert!(dump.is_none());
         let ix = got.index.unwrap();
         assert_eq!((ix.len(), got.records), (3000, 3000));
@@ -380,52 +450,63 @@ mod tests {
         assert_eq!(ix.key(2999), b"k02999");
         assert_eq!(ix.sizes[49], 49);
         assert_eq!(ix.volume(), got.bytes);
-        // Same contents, same hash; one byte more, another.
-        let (again, _) = scan_store(&mut *s, wants, None).unwrap();
-        assert_eq!(again.hash, got.hash);
-        s.append(b"k00007", b"!").unwrap();
-        let (changed, _) = scan_store(&mut *s, wants, None).unwrap();
-        assert_ne!(changed.hash, got.hash);
+        // Read in three ranges, the index is the same.
+        let splits = ix.split_points(3);
+        assert_eq!(splits, vec![b"k01000".to_vec(), b"k02000".to_vec()]);
+        let (parts, _) = scan_store(store.as_ref(), &splits, wants, None).unwrap();
+        let pix = parts.index.unwrap();
+        assert_eq!(
+            (pix.len(), pix.key(1000), pix.volume()),
+            (3000, &b"k01000"[..], ix.volume())
+        );
+        // Same contents and splits, same hash; one byte more, another.
+        let (again, _) = scan_store(store.as_ref(), &splits, wants, None).unwrap();
+        assert_eq!(again.hash, parts.hash);
+        store.session().unwrap().append(b"k00007", b"!").unwrap();
+        let (changed, _) = scan_store(store.as_ref(), &splits, wants, None).unwrap();
+        assert_ne!(changed.hash, parts.hash);
+        assert!(KeyIndex::default().split_points(4).is_empty());
     }
 
     #[test]
-    fn a_dump_loads_back_whole_in_shares() {
+    fn a_dump_in_ranges_loads_back_into_the_same_contents() {
         let store = store_with(5000);
-        let mut s = store.session().unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("d.bin");
+        let path = dir.path().join("d");
         let wants = ScanWants {
-            index: false,
+            index: true,
             hash: true,
         };
-        let (got, dump) = scan_store(&mut *s, wants, Some(&path)).unwrap();
+        let (ix, _) = scan_store(store.as_ref(), &[], wants, None).unwrap();
+        let splits = ix.index.unwrap().split_points(3);
+        let (got, dump) = scan_store(store.as_ref(), &splits, wants, Some(&path)).unwrap();
         let dump = dump.unwrap();
-        assert_eq!((dump.records, got.records), (5000, 5000));
-        assert_eq!(dump.file_bytes, got.bytes + 8 * 5000);
-        let mut hash = ContentHash::default();
-        let mut seen = 0;
+        assert_eq!(dump.files.len(), 3);
+        assert_eq!((dump.records(), got.records), (5000, 5000));
+        assert_eq!(dump.file_bytes(), got.bytes + 8 * 5000);
+        // Load it into a fresh store, a thread's files each, in batches.
+        let copy = store_with(0);
+        let mut s = copy.session().unwrap();
         for t in 0..3 {
-            let (a, b) = dump.share(t, 3);
-            let mut r = DumpReader::open(&dump, a, b).unwrap();
+            let files: Vec<&DumpFile> = dump.files_for(t, 3).collect();
+            assert_eq!(files.len(), 1, "one file per thread");
+            let mut r = DumpReader::open(files[0]);
             loop {
                 let batch = r.next_batch().unwrap();
                 if batch.is_empty() {
                     break;
                 }
                 assert!(batch.len() <= LOAD_BATCH_RECORDS);
-                for (k, v) in batch {
-                    hash.add(k, v);
-                    seen += 1;
-                }
+                s.mput(&batch).unwrap();
             }
         }
-        assert_eq!(seen, 5000);
-        assert_eq!(
-            Some(hash.finish()),
-            got.hash,
-            "shares in order rebuild the same contents"
-        );
+        let (loaded, _) = scan_store(copy.as_ref(), &splits, wants, None).unwrap();
+        assert_eq!(loaded.hash, got.hash, "the copy holds the same contents");
+        let paths: Vec<PathBuf> = dump.files.iter().map(|f| f.path.clone()).collect();
         drop(dump);
-        assert!(!path.exists(), "the dump is removed when dropped");
+        assert!(
+            paths.iter().all(|p| !p.exists()),
+            "the dump's files are removed when dropped"
+        );
     }
 }

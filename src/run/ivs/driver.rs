@@ -13,7 +13,6 @@ use super::sizes::SizeSnapshot;
 use super::stats::{Intervals, RepeatFigures};
 use super::steps::{ExtendWork, Slot};
 use super::{EpochInfo, EpochTag, Epochs, IvsMode};
-use crate::engine::Session;
 use crate::metrics::Recorder;
 use crate::run::crew::{self, Both, Crew, CrewEnd, Monitor, Step, StepOutcome};
 use crate::run::kv::ValueSizes;
@@ -511,22 +510,13 @@ impl Monitor for MainMonitor<'_, '_> {
 }
 
 impl MainMonitor<'_, '_> {
-    pub(super) fn session(&self) -> Result<Box<dyn Session>, String> {
-        self.main
-            .store
-            .session()
-            .map_err(|e| format!("cannot open a session on the main store: {e}"))
-    }
-
     /// Indexes the main store and plans epoch `e`'s extends.
     fn plan_extends(&mut self, e: u32) -> Result<(), String> {
-        let mut session = self.session()?;
         let wants = ScanWants {
             index: true,
             hash: false,
         };
-        let (scan, _) = data::scan_store(&mut *session, wants, None)?;
-        drop(session);
+        let (scan, _) = data::scan_store(self.main.store.as_ref(), &[], wants, None)?;
         let mut index = scan.index.expect("asked for an index");
         if self.initial.is_none() {
             if index.is_empty() {

@@ -41,12 +41,13 @@ impl MainMonitor<'_, '_> {
                 .contains(&IvsMode::Clean)
                 .then(|| data::dump_path(self.run.r.plan.data_dir.as_deref()));
             let began = Instant::now();
-            let mut session = self.session()?;
             let wants = ScanWants {
                 index: false,
                 hash: verify,
             };
-            match data::scan_store(&mut *session, wants, path.as_deref()) {
+            // One range per thread, as the restore loads them.
+            let splits = self.epochs[e as usize - 1].index.split_points(self.run.cell.threads);
+            match data::scan_store(self.main.store.as_ref(), &splits, wants, path.as_deref()) {
                 Ok((scan, d)) => {
                     main_hash = scan.hash;
                     dump = d.map(|d| (d, began.elapsed().as_nanos() as u64));
@@ -119,7 +120,7 @@ impl MainMonitor<'_, '_> {
         let (fill_steps, sizes) = match mode {
             IvsMode::Clean => {
                 let (d, ns) = dump.ok_or("no dump of the main store was taken")?;
-                info.dump = Some((*ns, d.file_bytes));
+                info.dump = Some((*ns, d.file_bytes()));
                 (
                     vec![
                         skip,
@@ -180,7 +181,12 @@ impl MainMonitor<'_, '_> {
         let wl = spread_wl.as_deref().unwrap_or(run.wl());
         let crew = run.crew(wl, &params, &store, run.sampler(&key, seq, self.repeat, &store), &slot);
         let mut mon = ModeMonitor {
-            verify: (mode == IvsMode::Clean && run.ep.verify).then_some((&store, main_hash, loads)),
+            verify: (mode == IvsMode::Clean && run.ep.verify).then(|| Verify {
+                store: &store,
+                want: main_hash,
+                splits: st.index.split_points(run.cell.threads),
+                run_step: loads,
+            }),
             hash: None,
         };
         let mut progress = Progress::running(&key.label());
@@ -235,28 +241,33 @@ fn clone_outcome(o: &StepOutcome) -> StepOutcome {
 /// With `--ivs-verify`, checks that a restored store holds exactly the main store's
 /// data, before its run phase starts.
 struct ModeMonitor<'a> {
-    /// (the store, the main store's hash, the index of the run step).
-    verify: Option<(&'a OpenStore, Option<u64>, usize)>,
+    verify: Option<Verify<'a>>,
     hash: Option<u64>,
+}
+
+/// What `--ivs-verify` compares.
+struct Verify<'a> {
+    /// The restored store.
+    store: &'a OpenStore,
+    /// The main store's hash.
+    want: Option<u64>,
+    /// The key ranges the main store's hash was taken over.
+    splits: Vec<Vec<u8>>,
+    /// The index of the run step, which the check precedes.
+    run_step: usize,
 }
 
 impl Monitor for ModeMonitor<'_> {
     fn before_step(&mut self, index: usize, _step: &Step) -> Result<(), String> {
-        let Some((store, want, run_index)) = self.verify else {
+        let Some(v) = self.verify.as_ref().filter(|v| v.run_step == index) else {
             return Ok(());
         };
-        if index != run_index {
-            return Ok(());
-        }
-        let mut session = store
-            .store
-            .session()
-            .map_err(|e| format!("cannot open a session on the restored store: {e}"))?;
         let wants = ScanWants {
             index: false,
             hash: true,
         };
-        let (scan, _) = data::scan_store(&mut *session, wants, None)?;
+        let (scan, _) = data::scan_store(v.store.store.as_ref(), &v.splits, wants, None)?;
+        let want = v.want;
         self.hash = scan.hash;
         if scan.hash != want {
             return Err(format!(

@@ -159,23 +159,21 @@ pub fn fill(
     let mut done = 0u64;
     match source {
         FillSource::Dump(dump) => {
-            let (start, end) = dump.share(t, threads);
-            let mut reader = match DumpReader::open(dump, start, end) {
-                Ok(r) => r,
-                Err(e) => return StepRun { done, error: Some(e) },
-            };
-            loop {
-                let batch = match reader.next_batch() {
-                    Ok(b) => b,
-                    Err(e) => return StepRun { done, error: Some(e) },
-                };
-                if batch.is_empty() {
-                    break;
-                }
-                let _ = kv.mput(&batch);
-                done += batch.len() as u64;
-                if !pacing.between_chunks(kv, done) {
-                    break;
+            for file in dump.files_for(t, threads) {
+                let mut reader = DumpReader::open(file);
+                loop {
+                    let batch = match reader.next_batch() {
+                        Ok(b) => b,
+                        Err(e) => return StepRun { done, error: Some(e) },
+                    };
+                    if batch.is_empty() {
+                        break;
+                    }
+                    let _ = kv.mput(&batch);
+                    done += batch.len() as u64;
+                    if !pacing.between_chunks(kv, done) {
+                        return StepRun { done, error: None };
+                    }
                 }
             }
         }
