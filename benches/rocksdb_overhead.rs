@@ -117,7 +117,7 @@ fn main() {
 
 fn run(args: &Args, store: &PathBuf) -> Result<(), String> {
     // The very options kvmark's rocksdb engine opens with when given no options.
-    let opts = build_options(&EngineOptions::new()).map_err(|e| e.message)?;
+    let opts = build_options(&EngineOptions::new(), None).map_err(|e| e.message)?;
     let db = Arc::new(DB::open(&opts, store).map_err(|e| e.into_string())?);
     let mut noise_rng = Rng(0x5EED);
     let noise: Arc<Vec<u8>> = Arc::new((0..NOISE_BYTES).map(|_| noise_rng.next() as u8).collect());

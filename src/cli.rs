@@ -1,5 +1,7 @@
 //! Command-line flags, keybench-compatible names, and their validation into a [`Plan`].
 
+mod epochs;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -47,6 +49,7 @@ pub const DEFAULT_SLO_SECS: f64 = 2.0;
         kvmark --rate 1000,5000,20000 --secs 5 --warmup 1 workloads/mixed.lua\n  \
         kvmark --slo 'p99<2ms' --threads 1,2 workloads/mixed.lua\n  \
         kvmark --secs 10 --timeline 0.5 --report-dir results workloads/mixed.lua\n  \
+        kvmark --scale 0.1 --ivs-mode all --backend lmdb --data-dir /var/tmp/kvb specs/ivs-a.json\n  \
         kvmark --config samples/skiplist-sweep.cnf --secs 2\n  \
         kvmark --secs 5 --timeline 0.2 --report-dir results --auto-plot workloads/mixed.lua\n  \
         kvmark plot results/20250101-120000 --out figs --html\n  \
@@ -290,6 +293,52 @@ pub struct RunArgs {
     #[arg(long, value_name = "S", allow_negative_numbers = true)]
     pub slo_secs: Option<f64>,
 
+    /// Growing values (YCSB-IVS): after the load, run N epochs, each an extend phase
+    /// (appends to existing keys) and then the workload's run phase, each reported as
+    /// its own point. A spec's own `epochs` block sets this too.
+    #[arg(long, value_name = "N")]
+    pub epochs: Option<u32>,
+
+    /// Extends per epoch. [default: 100000, or the spec's]
+    #[arg(long, value_name = "M")]
+    pub extend_ops: Option<u64>,
+
+    /// Bytes each extend appends. [default: 100, or the spec's]
+    #[arg(long, value_name = "B")]
+    pub extend_bytes: Option<u64>,
+
+    /// Which keys the extends grow: zipfian (YCSB's, scrambled, 0.99) or uniform.
+    /// [default: zipfian, or the spec's]
+    #[arg(long, value_name = "DIST")]
+    pub extend_dist: Option<String>,
+
+    /// Run modes per epoch, a comma list of main (the store that lived through the
+    /// extends), clean (a fresh store loaded from a dump of it), average (the same
+    /// records, all of the average length), spread (the same volume in records of the
+    /// initial length), or all. [default: main, or the spec's]
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub ivs_mode: Option<Vec<String>>,
+
+    /// Multiply the load, the extends per epoch and the run phase by F (0.1 makes a
+    /// paper-scale run about ten times quicker). [default: 1]
+    #[arg(long, value_name = "F")]
+    pub scale: Option<f64>,
+
+    /// Check that every clean store holds exactly the main store's data (a hash of
+    /// every key and value; it reads the store before the run phase, warming caches).
+    #[arg(long, overrides_with = "no_ivs_verify")]
+    pub ivs_verify: bool,
+
+    /// Switch --ivs-verify off (overrides a config file).
+    #[arg(long, overrides_with = "ivs_verify")]
+    pub no_ivs_verify: bool,
+
+    /// Appends never grow a value past this many bytes; one that would is skipped and
+    /// counted. A size (K, M, G: powers of 1024) or `none`. [default: 1600000, 1.6 MB
+    /// as in YCSB-IVS]
+    #[arg(long, value_name = "SIZE")]
+    pub max_value_bytes: Option<String>,
+
     /// Engine options from a config file's engine sections (the command line's
     /// --engine-opt overrides them key by key).
     #[arg(skip)]
@@ -408,15 +457,23 @@ impl RunArgs {
 
     /// Like [`RunArgs::into_plan`], opening each workload file with `open`.
     pub fn into_plan_with(self, open: Opener) -> Result<Plan, UsageError> {
+        let default_ops = if self.epochs.is_some() {
+            crate::run::ivs::DEFAULT_RUN_OPS
+        } else {
+            DEFAULT_OPS
+        };
         let budget = match (self.secs, self.ops) {
             (Some(s), _) if !(s.is_finite() && s > 0.0) => {
                 return Err(usage(format!("--secs {s}: give a positive number of seconds")));
             }
             (Some(s), _) => Budget::Secs(s),
             (None, Some(0)) => return Err(usage("--ops 0: give a positive number of units")),
-            (None, ops) => Budget::Ops(ops.unwrap_or(DEFAULT_OPS)),
+            (None, ops) => Budget::Ops(ops.unwrap_or(default_ops)),
         };
         let open_loop = OpenLoop::parse(&self, budget, self.repeat.unwrap_or(1))?;
+        let epochs = self.epoch_flags()?;
+        let max_value_bytes = self.max_value_bytes()?;
+        let seed_once = self.seed_once && !self.no_seed_once;
         let threads = positive_list("threads", self.threads, vec![1])?;
         let batch = match self.batch {
             Some(b) => Some(positive_list("batch", Some(b), vec![1])?),
@@ -483,6 +540,7 @@ impl RunArgs {
             None => ProbeSet::ALL,
         };
         let workloads = open_workloads_with(&self.workloads, open)?;
+        epochs::check(&epochs, &workloads, seed_once, &open_loop.refused_by_epochs())?;
         let params = Params {
             users: self.users.unwrap_or(DEFAULT_USERS),
             items: self.items.unwrap_or(DEFAULT_ITEMS),
@@ -506,7 +564,7 @@ impl RunArgs {
             repeat,
             params,
             seed_threads: self.seed_threads,
-            seed_once: self.seed_once && !self.no_seed_once,
+            seed_once,
             data_dir: self.data_dir,
             keep_data: self.keep_data && !self.no_keep_data,
             timeline,
@@ -517,6 +575,8 @@ impl RunArgs {
             warmup: open_loop.warmup,
             slo: open_loop.slo,
             slo_secs: open_loop.slo_secs,
+            max_value_bytes,
+            epochs,
         })
     }
 
@@ -544,6 +604,21 @@ struct OpenLoop {
 }
 
 impl OpenLoop {
+    /// The open-loop flags given, which epochs refuse.
+    fn refused_by_epochs(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        if !self.rates.is_empty() {
+            given.push("--rate");
+        }
+        if self.slo.is_some() {
+            given.push("--slo");
+        }
+        if self.warmup.is_some() {
+            given.push("--warmup");
+        }
+        given
+    }
+
     fn parse(args: &RunArgs, budget: Budget, repeat: usize) -> Result<OpenLoop, UsageError> {
         let rates = match &args.rate {
             None => Vec::new(),

@@ -14,7 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use kvmark::engine::{
-    EngineInfo, EngineOptions, EngineResult, ErrorKind, Existed, OpenRequest, Rows, Session, Store, Values, registry,
+    AppendMethod, Appended, EngineInfo, EngineOptions, EngineResult, ErrorKind, Existed, OpenRequest, Rows, Session,
+    Store, Values, registry,
 };
 use tempfile::TempDir;
 
@@ -23,14 +24,25 @@ struct Fixture {
     info: &'static EngineInfo,
     store: Option<Box<dyn Store>>,
     dir: Option<TempDir>,
+    /// The value cap appends must respect (None: no cap).
+    cap: Option<u64>,
 }
 
 impl Fixture {
     fn open(info: &'static EngineInfo) -> Fixture {
+        Fixture::open_capped(info, None)
+    }
+
+    fn open_capped(info: &'static EngineInfo, cap: Option<u64>) -> Fixture {
         let dir = info
             .persistent
             .then(|| tempfile::tempdir().expect("a temporary directory"));
-        let mut fx = Fixture { info, store: None, dir };
+        let mut fx = Fixture {
+            info,
+            store: None,
+            dir,
+            cap,
+        };
         fx.store = Some(fx.open_store());
         fx
     }
@@ -38,8 +50,8 @@ impl Fixture {
     fn open_store(&self) -> Box<dyn Store> {
         let options = EngineOptions::new();
         let req = OpenRequest {
-            dir: self.dir.as_ref().map(|d| d.path().to_path_buf()),
-            options: &options,
+            max_value_bytes: self.cap,
+            ..OpenRequest::new(self.dir.as_ref().map(|d| d.path().to_path_buf()), &options)
         };
         match (self.info.open)(&req) {
             Ok(s) => s,
@@ -563,6 +575,51 @@ fn append_grows_values() {
 }
 
 #[test]
+fn appends_grow_by_exactly_their_bytes_and_respect_the_value_cap() {
+    const CAP: u64 = 1000;
+    for info in registry() {
+        let mut fx = Fixture::open_capped(info, Some(CAP));
+        let n = fx.name();
+        let mut s = fx.session();
+        let native = info.append == AppendMethod::NativeMerge;
+        put(&fx, &mut *s, b"k", &[b'v'; 900]);
+        let mut expect = 900usize;
+        // 900 + 60 fits, 960 + 60 does not, 960 + 40 lands exactly on the cap.
+        for (len, fits) in [(60usize, true), (60, false), (40, true), (1, false)] {
+            let got = ok(n, "append", || s.append(b"k", &vec![b'+'; len]));
+            let want = match (native, fits) {
+                (true, _) => Appended::Unknown,
+                (false, true) => Appended::Yes,
+                (false, false) => Appended::Skipped,
+            };
+            assert_eq!(got, want, "{n}: append of {len} bytes onto {expect}");
+            if fits {
+                expect += len;
+            }
+            let v = get(&fx, &mut *s, b"k").unwrap_or_default();
+            assert_eq!(v.len(), expect, "{n}: value length after appending {len} bytes");
+        }
+        assert!(get(&fx, &mut *s, b"k").unwrap_or_default().len() as u64 <= CAP, "{n}");
+        // A suffix larger than the cap on its own never creates the key (a merge
+        // operator can only leave an empty value behind).
+        let got = ok(n, "append", || s.append(b"huge", &vec![b'h'; CAP as usize + 1]));
+        let huge = get(&fx, &mut *s, b"huge");
+        if native {
+            assert_eq!(got, Appended::Unknown, "{n}");
+            assert!(huge.unwrap_or_default().is_empty(), "{n}: an over-cap merge applied");
+        } else {
+            assert_eq!(
+                (got, huge),
+                (Appended::Skipped, None),
+                "{n}: an over-cap append on a missing key"
+            );
+        }
+        drop(s);
+        fx.close_store();
+    }
+}
+
+#[test]
 fn concurrent_appends_lose_nothing_where_append_is_atomic() {
     const THREADS: usize = 4;
     for info in registry().into_iter().filter(|e| e.append.atomic()) {
@@ -754,10 +811,7 @@ fn unknown_options_are_refused_naming_engine_and_key() {
             e.message
         );
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let req = OpenRequest {
-            dir: info.persistent.then(|| dir.path().to_path_buf()),
-            options: &o,
-        };
+        let req = OpenRequest::new(info.persistent.then(|| dir.path().to_path_buf()), &o);
         assert!(
             (info.open)(&req).is_err(),
             "{}: opened with an unknown option",

@@ -66,6 +66,9 @@ fn bundled_specs() -> Vec<String> {
         .unwrap()
         .map(|e| e.unwrap().path().display().to_string())
         .filter(|p| p.ends_with(".json"))
+        // The growing-value specs run 20 epochs at the paper's scale; tests/epochs.rs
+        // runs them scaled down.
+        .filter(|p| !p.contains("/ivs-"))
         .collect();
     specs.sort();
     specs

@@ -26,7 +26,7 @@ pub use self::size::parse_size;
 
 /// Every key `[bench]` accepts. `workload` may repeat; the others appear once.
 /// Engine options go in the engine's own section.
-pub const BENCH_KEYS: [&str; 24] = [
+pub const BENCH_KEYS: [&str; 32] = [
     "workload",
     "backend",
     "threads",
@@ -51,6 +51,14 @@ pub const BENCH_KEYS: [&str; 24] = [
     "warmup",
     "slo",
     "slo_secs",
+    "epochs",
+    "extend_ops",
+    "extend_bytes",
+    "extend_dist",
+    "ivs_mode",
+    "scale",
+    "ivs_verify",
+    "max_value_bytes",
 ];
 
 /// The run section's name.
@@ -278,6 +286,53 @@ fn bench(args: &mut RunArgs, entries: &[Entry], path: &Path) -> Result<(), Confi
                 args.slo = Some(text);
             }
             "slo_secs" => args.slo_secs = Some(v.float()?),
+            "epochs" => {
+                let n: u32 = v.int()?;
+                if n == 0 {
+                    return Err(v.err("give at least 1 epoch"));
+                }
+                args.epochs = Some(n);
+            }
+            "extend_ops" => {
+                let n: u64 = v.int()?;
+                if n == 0 {
+                    return Err(v.err("give at least 1 extend per epoch"));
+                }
+                args.extend_ops = Some(n);
+            }
+            "extend_bytes" => args.extend_bytes = Some(v.int()?),
+            "extend_dist" => {
+                let text = v.text()?.to_string();
+                crate::run::ivs::parse_extend_dist(&text).map_err(|m| v.err(m))?;
+                args.extend_dist = Some(text);
+            }
+            "ivs_mode" => {
+                let list = v.list()?;
+                crate::run::ivs::IvsMode::parse_list(&list).map_err(|m| v.err(m))?;
+                args.ivs_mode = Some(list);
+            }
+            "scale" => {
+                let t = v.text()?;
+                match t.parse::<f64>() {
+                    Ok(f) if f.is_finite() && f > 0.0 => args.scale = Some(f),
+                    _ => return Err(v.err(format!("'{t}' is not a positive factor"))),
+                }
+            }
+            "ivs_verify" => {
+                let b = v.boolean()?;
+                (args.ivs_verify, args.no_ivs_verify) = (b, !b);
+            }
+            "max_value_bytes" => {
+                let t = v.text()?.to_string();
+                if t != "none" {
+                    match parse_size(&t) {
+                        Ok(n) if n > 0 => {}
+                        Ok(_) => return Err(v.err("give a positive size, or none")),
+                        Err(e) => return Err(v.err(e)),
+                    }
+                }
+                args.max_value_bytes = Some(t);
+            }
             other => unreachable!("{other} is in BENCH_KEYS"),
         }
     }
@@ -313,6 +368,11 @@ pub fn overlay(file: RunArgs, cli: RunArgs) -> RunArgs {
         (cli.auto_plot, cli.no_auto_plot)
     } else {
         (file.auto_plot, file.no_auto_plot)
+    };
+    let (ivs_verify, no_ivs_verify) = if cli.ivs_verify || cli.no_ivs_verify {
+        (cli.ivs_verify, cli.no_ivs_verify)
+    } else {
+        (file.ivs_verify, file.no_ivs_verify)
     };
     RunArgs {
         workloads: if cli.workloads.is_empty() {
@@ -359,6 +419,15 @@ pub fn overlay(file: RunArgs, cli: RunArgs) -> RunArgs {
         warmup: cli.warmup.or(file.warmup),
         slo: cli.slo.or(file.slo),
         slo_secs: cli.slo_secs.or(file.slo_secs),
+        epochs: cli.epochs.or(file.epochs),
+        extend_ops: cli.extend_ops.or(file.extend_ops),
+        extend_bytes: cli.extend_bytes.or(file.extend_bytes),
+        extend_dist: cli.extend_dist.or(file.extend_dist),
+        ivs_mode: cli.ivs_mode.or(file.ivs_mode),
+        scale: cli.scale.or(file.scale),
+        ivs_verify,
+        no_ivs_verify,
+        max_value_bytes: cli.max_value_bytes.or(file.max_value_bytes),
         file_engine_options: file.file_engine_options,
         file_option_origins: file.file_option_origins,
     }

@@ -80,6 +80,36 @@ pub fn render(plan: &Plan, outputs: &Outputs) -> Result<String, String> {
         put("slo_secs", plan.slo_secs.to_string())?;
     }
     put("auto_plot", outputs.auto_plot.to_string())?;
+    let ep = &plan.epochs;
+    if let Some(n) = ep.count {
+        put("epochs", n.to_string())?;
+    }
+    if let Some(n) = ep.extend_ops {
+        put("extend_ops", n.to_string())?;
+    }
+    if let Some(n) = ep.extend_bytes {
+        put("extend_bytes", n.to_string())?;
+    }
+    if let Some(d) = &ep.extend_dist {
+        put(
+            "extend_dist",
+            if d.is_some() { "zipfian" } else { "uniform" }.to_string(),
+        )?;
+    }
+    if let Some(modes) = &ep.modes {
+        put("ivs_mode", modes.iter().map(|m| m.name()).collect::<Vec<_>>().join(","))?;
+    }
+    if let Some(f) = ep.scale {
+        put("scale", f.to_string())?;
+    }
+    if ep.verify {
+        put("ivs_verify", "true".to_string())?;
+    }
+    put(
+        "max_value_bytes",
+        plan.max_value_bytes
+            .map_or_else(|| "none".to_string(), |n| n.to_string()),
+    )?;
     match &outputs.report_dir {
         Some(dir) => put("report_dir", abs(dir))?,
         None => put(

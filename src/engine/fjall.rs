@@ -24,8 +24,8 @@ use fjall::{
 use super::options::{format_size, parse_choice, parse_num, parse_size};
 use super::versions::crate_version;
 use super::{
-    AppendMethod, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn, Session,
-    Store, Values,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn,
+    Session, Store, Values, fits_cap,
 };
 
 /// Registry entry.
@@ -172,6 +172,7 @@ fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
             db,
             ks,
             persist: s.persist,
+            cap: req.max_value_bytes,
         }),
     }))
 }
@@ -180,6 +181,8 @@ struct Shared {
     db: OptimisticTxDatabase,
     ks: OptimisticTxKeyspace,
     persist: Option<Option<PersistMode>>,
+    /// The value cap of `append`.
+    cap: Option<u64>,
 }
 
 impl Shared {
@@ -338,16 +341,21 @@ impl Session for FjallSession {
         Ok(None)
     }
 
-    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<()> {
+    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
         let mut tx = self.shared.write_tx()?;
         let current = tx.get(&self.shared.ks, key).map_err(err)?;
+        if !fits_cap(self.shared.cap, current.as_ref().map_or(0, |v| v.len()), suffix.len()) {
+            // Dropping the transaction rolls it back.
+            return Ok(Appended::Skipped);
+        }
         let mut value = Vec::with_capacity(current.as_ref().map_or(0, |v| v.len()) + suffix.len());
         if let Some(v) = &current {
             value.extend_from_slice(v);
         }
         value.extend_from_slice(suffix);
         tx.insert(&self.shared.ks, key, value);
-        commit(tx)
+        commit(tx)?;
+        Ok(Appended::Yes)
     }
 
     fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {

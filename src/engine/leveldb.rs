@@ -30,8 +30,8 @@ use self::ffi::*;
 
 use super::options::{format_size, parse_bool, parse_choice, parse_num, parse_size};
 use super::{
-    AppendMethod, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn, Session,
-    Store,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn,
+    Session, Store, fits_cap,
 };
 
 /// Registry entry.
@@ -130,6 +130,8 @@ struct Handles {
     cache: *mut leveldb_cache_t,
     filter: *mut leveldb_filterpolicy_t,
     sync: bool,
+    /// The value cap of `append`.
+    cap: Option<u64>,
 }
 
 // SAFETY: a LevelDB database is safe for concurrent use by many threads (its header
@@ -173,6 +175,7 @@ fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
             cache: ptr::null_mut(),
             filter: ptr::null_mut(),
             sync: s.sync,
+            cap: req.max_value_bytes,
         };
         let o = handles.options;
         leveldb_options_set_create_if_missing(o, 1);
@@ -482,11 +485,15 @@ impl Session for LevelSession {
         Ok(None)
     }
 
-    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<()> {
+    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
         let mut value = Vec::new();
         self.get(key, &mut value)?;
+        if !fits_cap(self.handles.cap, value.len(), suffix.len()) {
+            return Ok(Appended::Skipped);
+        }
         value.extend_from_slice(suffix);
-        self.put(key, &value)
+        self.put(key, &value)?;
+        Ok(Appended::Yes)
     }
 
     fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {

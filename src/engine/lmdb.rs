@@ -19,8 +19,8 @@ use heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions, WithTls};
 
 use super::options::{format_size, parse_bool, parse_choice, parse_num, parse_size};
 use super::{
-    AppendMethod, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn, Session,
-    Store, Values,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn,
+    Session, Store, Values, fits_cap,
 };
 
 /// Registry entry.
@@ -122,13 +122,19 @@ fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
         .commit()
         .ok_or_else(|| EngineError::other("lmdb: creating the database was aborted"))?;
     Ok(Box::new(LmdbStore {
-        shared: Arc::new(Shared { env, db }),
+        shared: Arc::new(Shared {
+            env,
+            db,
+            cap: req.max_value_bytes,
+        }),
     }))
 }
 
 struct Shared {
     env: Env<WithTls>,
     db: Db,
+    /// The value cap of `append`.
+    cap: Option<u64>,
 }
 
 struct LmdbStore {
@@ -144,7 +150,7 @@ impl Store for LmdbStore {
     }
 
     fn stats(&self) -> Vec<(String, f64)> {
-        let Shared { env, db } = &*self.shared;
+        let Shared { env, db, .. } = &*self.shared;
         let info = env.info();
         let mut out = vec![
             ("map_size".to_string(), info.map_size as f64),
@@ -207,14 +213,14 @@ fn range_of<'k>(lo: &'k [u8], hi: &'k [u8]) -> (Bound<&'k [u8]>, Bound<&'k [u8]>
 
 impl Session for LmdbSession {
     fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
-        let Shared { env, db } = &*self.shared;
+        let Shared { env, db, .. } = &*self.shared;
         let mut wtxn = env.write_txn().map_err(err)?;
         db.put(&mut wtxn, key, val).map_err(err)?;
         wtxn.commit().map_err(err)
     }
 
     fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
-        let Shared { env, db } = &*self.shared;
+        let Shared { env, db, .. } = &*self.shared;
         let rtxn = env.read_txn().map_err(err)?;
         match db.get(&rtxn, key).map_err(err)? {
             Some(v) => {
@@ -227,7 +233,7 @@ impl Session for LmdbSession {
     }
 
     fn del(&mut self, key: &[u8]) -> EngineResult<Existed> {
-        let Shared { env, db } = &*self.shared;
+        let Shared { env, db, .. } = &*self.shared;
         let mut wtxn = env.write_txn().map_err(err)?;
         let existed = db.delete(&mut wtxn, key).map_err(err)?;
         wtxn.commit().map_err(err)?;
@@ -238,7 +244,7 @@ impl Session for LmdbSession {
         if lo >= hi {
             return Ok(0);
         }
-        let Shared { env, db } = &*self.shared;
+        let Shared { env, db, .. } = &*self.shared;
         let rtxn = env.read_txn().map_err(err)?;
         let mut rows = 0usize;
         for item in db.range(&rtxn, &range_of(lo, hi)).map_err(err)? {
@@ -253,7 +259,7 @@ impl Session for LmdbSession {
 
     fn mget(&mut self, keys: &[&[u8]], out: &mut Values) -> EngineResult<()> {
         out.clear();
-        let Shared { env, db } = &*self.shared;
+        let Shared { env, db, .. } = &*self.shared;
         let rtxn = env.read_txn().map_err(err)?;
         for key in keys {
             match db.get(&rtxn, key).map_err(err)? {
@@ -265,7 +271,7 @@ impl Session for LmdbSession {
     }
 
     fn mput(&mut self, pairs: &[(&[u8], &[u8])]) -> EngineResult<()> {
-        let Shared { env, db } = &*self.shared;
+        let Shared { env, db, .. } = &*self.shared;
         let mut wtxn = env.write_txn().map_err(err)?;
         for (k, v) in pairs {
             db.put(&mut wtxn, k, v).map_err(err)?;
@@ -274,7 +280,7 @@ impl Session for LmdbSession {
     }
 
     fn mdel(&mut self, keys: &[&[u8]]) -> EngineResult<Option<usize>> {
-        let Shared { env, db } = &*self.shared;
+        let Shared { env, db, .. } = &*self.shared;
         let mut wtxn = env.write_txn().map_err(err)?;
         let mut existed = 0usize;
         for k in keys {
@@ -284,23 +290,28 @@ impl Session for LmdbSession {
         Ok(Some(existed))
     }
 
-    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<()> {
-        let Shared { env, db } = &*self.shared;
+    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
+        let Shared { env, db, cap } = &*self.shared;
         let mut wtxn = env.write_txn().map_err(err)?;
         self.scratch.clear();
         if let Some(v) = db.get(&wtxn, key).map_err(err)? {
             self.scratch.extend_from_slice(v);
         }
+        if !fits_cap(*cap, self.scratch.len(), suffix.len()) {
+            wtxn.abort();
+            return Ok(Appended::Skipped);
+        }
         self.scratch.extend_from_slice(suffix);
         db.put(&mut wtxn, key, &self.scratch).map_err(err)?;
-        wtxn.commit().map_err(err)
+        wtxn.commit().map_err(err)?;
+        Ok(Appended::Yes)
     }
 
     fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {
         if lo >= hi {
             return Ok(());
         }
-        let Shared { env, db } = &*self.shared;
+        let Shared { env, db, .. } = &*self.shared;
         let mut wtxn = env.write_txn().map_err(err)?;
         db.delete_range(&mut wtxn, &range_of(lo, hi)).map_err(err)?;
         wtxn.commit().map_err(err)

@@ -95,6 +95,22 @@ pub enum Existed {
     Unknown,
 }
 
+/// What an append did to its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Appended {
+    /// The value grew by the suffix.
+    Yes,
+    /// Nothing was written: the value would have exceeded the store's value cap
+    /// ([`OpenRequest::max_value_bytes`]).
+    Skipped,
+    /// The engine cannot tell without an extra read (a native merge operator applies
+    /// the cap later, when it merges), which the harness does not add.
+    Unknown,
+}
+
+/// The default cap on a value grown by appends: 1.6 MB, YCSB-IVS's field limit.
+pub const DEFAULT_MAX_VALUE_BYTES: u64 = 1_600_000;
+
 /// How an engine grows a value for `append` / merge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AppendMethod {
@@ -307,8 +323,11 @@ pub trait Session: Send {
         Ok(existed)
     }
 
-    /// Appends `suffix` to the value of `key` (a missing key starts empty).
-    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<()>;
+    /// Appends `suffix` to the value of `key` (a missing key starts empty), unless the
+    /// value would then exceed the store's cap ([`OpenRequest::max_value_bytes`]): then
+    /// nothing is written and the result is [`Appended::Skipped`]. Engines that append
+    /// by a native merge apply the cap when they merge and return [`Appended::Unknown`].
+    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended>;
 
     /// Deletes every key with `lo <= key < hi`.
     fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()>;
@@ -336,6 +355,25 @@ pub struct OpenRequest<'a> {
     pub dir: Option<PathBuf>,
     /// Options for this engine, from `--engine-opt` or its config section.
     pub options: &'a EngineOptions,
+    /// The longest value an append may make (`--max-value-bytes`); None: no cap.
+    pub max_value_bytes: Option<u64>,
+}
+
+impl<'a> OpenRequest<'a> {
+    /// A request for `dir` with `options` and the default value cap.
+    pub fn new(dir: Option<PathBuf>, options: &'a EngineOptions) -> Self {
+        OpenRequest {
+            dir,
+            options,
+            max_value_bytes: Some(DEFAULT_MAX_VALUE_BYTES),
+        }
+    }
+}
+
+/// Whether a value of `current` bytes may grow by `suffix` bytes under `cap`.
+#[inline]
+pub fn fits_cap(cap: Option<u64>, current: usize, suffix: usize) -> bool {
+    cap.is_none_or(|cap| (current as u64).saturating_add(suffix as u64) <= cap)
 }
 
 /// Static description of an engine and its constructor.

@@ -17,8 +17,8 @@ use redb::{Builder, Database, Durability, ReadableDatabase, ReadableTable, Reada
 use super::options::{format_size, parse_bool, parse_choice, parse_size};
 use super::versions::crate_version;
 use super::{
-    AppendMethod, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn, Session,
-    Store, Values,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn,
+    Session, Store, Values, fits_cap,
 };
 
 /// Registry entry.
@@ -89,7 +89,11 @@ fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
         .set_cache_size(cache)
         .create(dir.join(FILE))
         .map_err(err)?;
-    let shared = Arc::new(Shared { db, settings: s });
+    let shared = Arc::new(Shared {
+        db,
+        settings: s,
+        cap: req.max_value_bytes,
+    });
     // Create the table once, so read transactions always find it.
     let wtxn = shared.write()?;
     wtxn.open_table(TABLE).map_err(err)?;
@@ -100,6 +104,8 @@ fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
 struct Shared {
     db: Database,
     settings: Settings,
+    /// The value cap of `append`.
+    cap: Option<u64>,
 }
 
 impl Shared {
@@ -263,7 +269,7 @@ impl Session for RedbSession {
         Ok(Some(existed))
     }
 
-    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<()> {
+    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
         let wtxn = self.shared.write()?;
         {
             let mut table = wtxn.open_table(TABLE).map_err(err)?;
@@ -271,10 +277,16 @@ impl Session for RedbSession {
             if let Some(v) = table.get(key).map_err(err)? {
                 self.scratch.extend_from_slice(v.value());
             }
+            if !fits_cap(self.shared.cap, self.scratch.len(), suffix.len()) {
+                drop(table);
+                wtxn.abort().map_err(err)?;
+                return Ok(Appended::Skipped);
+            }
             self.scratch.extend_from_slice(suffix);
             table.insert(key, self.scratch.as_slice()).map_err(err)?;
         }
-        wtxn.commit().map_err(err)
+        wtxn.commit().map_err(err)?;
+        Ok(Appended::Yes)
     }
 
     fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {

@@ -25,8 +25,8 @@ use rocksdb::{
 
 use super::versions::lock_version;
 use super::{
-    AppendMethod, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn, Session,
-    Store, Values,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn,
+    Session, Store, Values, fits_cap,
 };
 
 /// Registry entry.
@@ -57,7 +57,7 @@ pub fn option_string(options: &EngineOptions) -> String {
 
 /// Builds the options a store opens with: RocksDB's defaults, then the user's option
 /// string, then the two settings kvmark needs.
-pub fn build_options(options: &EngineOptions) -> EngineResult<Options> {
+pub fn build_options(options: &EngineOptions, max_value_bytes: Option<u64>) -> EngineResult<Options> {
     let mut opts = if options.is_empty() {
         Options::default()
     } else {
@@ -76,7 +76,18 @@ pub fn build_options(options: &EngineOptions) -> EngineResult<Options> {
         })?
     };
     opts.create_if_missing(true);
-    opts.set_merge_operator_associative(MERGE_OPERATOR, append_merge);
+    match max_value_bytes {
+        None => opts.set_merge_operator_associative(MERGE_OPERATOR, append_merge),
+        // With a cap, whether an operand applies depends on the value it lands on, so
+        // operands cannot be combined on their own: no partial merge.
+        Some(cap) => opts.set_merge_operator(
+            MERGE_OPERATOR,
+            move |_: &[u8], existing: Option<&[u8]>, operands: &MergeOperands| {
+                Some(append_capped(existing, operands, cap))
+            },
+            |_: &[u8], _: Option<&[u8]>, _: &MergeOperands| None,
+        ),
+    }
     Ok(opts)
 }
 
@@ -94,8 +105,20 @@ fn append_merge(_key: &[u8], existing: Option<&[u8]>, operands: &MergeOperands) 
     Some(out)
 }
 
+/// Append under a value cap: each operand in order, except those that would take the
+/// value past `cap` (the same rule the other engines apply at write time).
+fn append_capped(existing: Option<&[u8]>, operands: &MergeOperands, cap: u64) -> Vec<u8> {
+    let mut out = existing.map(<[u8]>::to_vec).unwrap_or_default();
+    for op in operands {
+        if fits_cap(Some(cap), out.len(), op.len()) {
+            out.extend_from_slice(op);
+        }
+    }
+    out
+}
+
 fn validate(options: &EngineOptions) -> EngineResult<()> {
-    build_options(options).map(drop)
+    build_options(options, None).map(drop)
 }
 
 /// A RocksDB error: `Busy` and `TryAgain` are transient, the rest are not.
@@ -111,7 +134,7 @@ fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
         .dir
         .as_deref()
         .ok_or_else(|| EngineError::other("engine rocksdb stores data on disk and needs a directory"))?;
-    let opts = build_options(req.options)?;
+    let opts = build_options(req.options, req.max_value_bytes)?;
     // The default column family is opened by name so that its handle exists for the
     // column-family calls (batched MultiGet, DeleteRange) and carries these options.
     let cf = ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, opts.clone());
@@ -351,8 +374,10 @@ impl Session for RocksSession {
         Ok(None)
     }
 
-    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<()> {
-        self.db.merge_opt(key, suffix, &self.write).map_err(err)
+    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
+        self.db.merge_opt(key, suffix, &self.write).map_err(err)?;
+        // The merge operator applies the cap when it merges; knowing now would take a read.
+        Ok(Appended::Unknown)
     }
 
     fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {

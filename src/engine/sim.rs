@@ -21,8 +21,8 @@ use rand_distr::{Distribution, Exp1};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::{
-    AppendMethod, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, Rows, ScanFn,
-    Session, Store, Values, skiplist,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, Rows,
+    ScanFn, Session, Store, Values, skiplist,
 };
 use crate::clock;
 
@@ -181,8 +181,8 @@ fn validate(options: &EngineOptions) -> EngineResult<()> {
 fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
     let (service, stall_ns, every_ns) = parse_options(req.options)?;
     let inner = (skiplist::INFO.open)(&OpenRequest {
-        dir: None,
-        options: &EngineOptions::new(),
+        max_value_bytes: req.max_value_bytes,
+        ..OpenRequest::new(None, &EngineOptions::new())
     })?;
     let clock = Clock::new();
     let opened = clock.raw();
@@ -315,7 +315,7 @@ impl Session for SimSession {
         sim!(self, self.inner.mdel(keys))
     }
 
-    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<()> {
+    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
         sim!(self, self.inner.append(key, suffix))
     }
 
@@ -333,7 +333,7 @@ mod tests {
         for (k, v) in opts {
             o.set(*k, *v);
         }
-        open(&OpenRequest { dir: None, options: &o })
+        open(&OpenRequest::new(None, &o))
     }
 
     #[test]

@@ -27,7 +27,8 @@ use crossbeam_epoch::{self as epoch, Atomic, Guard, Owned, Shared};
 use crossbeam_skiplist::base::SkipList;
 
 use super::{
-    AppendMethod, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn, Session, Store,
+    AppendMethod, Appended, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn, Session,
+    Store, fits_cap,
 };
 
 // The guard-based base API, not SkipMap: its entries borrow from one epoch guard per
@@ -101,17 +102,20 @@ fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
     validate(req.options)?;
     Ok(Box::new(SkiplistStore {
         map: Arc::new(Map::new(epoch::default_collector().clone())),
+        cap: req.max_value_bytes,
     }))
 }
 
 struct SkiplistStore {
     map: Arc<Map>,
+    cap: Option<u64>,
 }
 
 impl Store for SkiplistStore {
     fn session(&self) -> EngineResult<Box<dyn Session>> {
         Ok(Box::new(SkiplistSession {
             map: Arc::clone(&self.map),
+            cap: self.cap,
         }))
     }
 
@@ -127,6 +131,7 @@ impl Store for SkiplistStore {
 
 struct SkiplistSession {
     map: Arc<Map>,
+    cap: Option<u64>,
 }
 
 impl SkiplistSession {
@@ -265,15 +270,25 @@ impl Session for SkiplistSession {
         Ok(rows)
     }
 
-    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<()> {
+    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
+        if !fits_cap(self.cap, 0, suffix.len()) {
+            return Ok(Appended::Skipped);
+        }
+        let mut skipped = false;
         self.write(key, |current| {
             let current = current.unwrap_or_default();
+            // The decision is made on the value this compare-and-swap replaces; a
+            // skip writes the same bytes back, so the value never passes the cap.
+            skipped = !fits_cap(self.cap, current.len(), suffix.len());
+            if skipped {
+                return current.into();
+            }
             let mut v = Vec::with_capacity(current.len() + suffix.len());
             v.extend_from_slice(current);
             v.extend_from_slice(suffix);
             v.into_boxed_slice()
         });
-        Ok(())
+        Ok(if skipped { Appended::Skipped } else { Appended::Yes })
     }
 
     fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {

@@ -28,8 +28,8 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, params};
 
 use super::options::{format_size, parse_choice, parse_num, parse_size};
 use super::{
-    AppendMethod, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn, Session,
-    Store, Values,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn,
+    Session, Store, Values,
 };
 
 /// Registry entry.
@@ -66,9 +66,11 @@ const SQL_PUT: &str = "INSERT INTO kv (k, v) VALUES (?1, ?2) ON CONFLICT (k) DO 
 const SQL_GET: &str = "SELECT v FROM kv WHERE k = ?1";
 const SQL_DEL: &str = "DELETE FROM kv WHERE k = ?1";
 const SQL_RANGE: &str = "SELECT k, v FROM kv WHERE k >= ?1 AND k < ?2 ORDER BY k LIMIT ?3";
-// `||` yields TEXT; the CAST keeps the stored value a BLOB. Both keep every byte.
-const SQL_APPEND: &str =
-    "INSERT INTO kv (k, v) VALUES (?1, ?2) ON CONFLICT (k) DO UPDATE SET v = CAST(v || excluded.v AS BLOB)";
+// `||` yields TEXT; the CAST keeps the stored value a BLOB. Both keep every byte. ?3 is
+// the value cap: a row that would pass it is left alone, and the statement changes no
+// row (the WHERE after SELECT also tells SQLite's parser the upsert clause is there).
+const SQL_APPEND: &str = "INSERT INTO kv (k, v) SELECT ?1, ?2 WHERE length(?2) <= ?3 \
+     ON CONFLICT (k) DO UPDATE SET v = CAST(v || excluded.v AS BLOB) WHERE length(v) + length(excluded.v) <= ?3";
 const SQL_DELETE_RANGE: &str = "DELETE FROM kv WHERE k >= ?1 AND k < ?2";
 
 /// Pragmas to apply, in a fixed order; `page_size` must precede the table's creation.
@@ -168,6 +170,7 @@ fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
         path,
         settings: s,
         stats_conn: Mutex::new(conn),
+        cap: req.max_value_bytes,
     }))
 }
 
@@ -176,12 +179,15 @@ struct SqliteStore {
     settings: Settings,
     /// Used by `stats` only (the sampler's thread), never by a session.
     stats_conn: Mutex<Connection>,
+    /// The value cap of `append`.
+    cap: Option<u64>,
 }
 
 impl Store for SqliteStore {
     fn session(&self) -> EngineResult<Box<dyn Session>> {
         Ok(Box::new(SqliteSession {
             conn: connect(&self.path, &self.settings)?,
+            cap: self.cap,
         }))
     }
 
@@ -221,6 +227,8 @@ impl Store for SqliteStore {
 
 struct SqliteSession {
     conn: Connection,
+    /// The value cap of `append`.
+    cap: Option<u64>,
 }
 
 impl SqliteSession {
@@ -333,10 +341,11 @@ impl Session for SqliteSession {
         })
     }
 
-    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<()> {
+    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
+        let cap = self.cap.map_or(i64::MAX, |c| i64::try_from(c).unwrap_or(i64::MAX));
         let mut stmt = self.conn.prepare_cached(SQL_APPEND).map_err(err)?;
-        stmt.execute(params![key, suffix]).map_err(err)?;
-        Ok(())
+        let changed = stmt.execute(params![key, suffix, cap]).map_err(err)?;
+        Ok(if changed == 0 { Appended::Skipped } else { Appended::Yes })
     }
 
     fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {

@@ -28,8 +28,8 @@ use tidesdb::{
 
 use super::options::{format_size, parse_bool, parse_choice, parse_num, parse_size};
 use super::{
-    AppendMethod, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn, Session,
-    Store, Values,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn,
+    Session, Store, Values, fits_cap,
 };
 
 /// Registry entry.
@@ -305,6 +305,7 @@ fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
         db,
         isolation: s.isolation,
         append_isolation,
+        cap: req.max_value_bytes,
     }))
 }
 
@@ -314,6 +315,7 @@ struct TidesStore {
     db: Arc<TidesDB>,
     isolation: IsolationLevel,
     append_isolation: IsolationLevel,
+    cap: Option<u64>,
 }
 
 impl Store for TidesStore {
@@ -324,6 +326,7 @@ impl Store for TidesStore {
             db: Arc::clone(&self.db),
             isolation: self.isolation,
             append_isolation: self.append_isolation,
+            cap: self.cap,
         }))
     }
 
@@ -505,6 +508,8 @@ struct TidesSession {
     db: Arc<TidesDB>,
     isolation: IsolationLevel,
     append_isolation: IsolationLevel,
+    /// The value cap of `append`.
+    cap: Option<u64>,
 }
 
 /// The session's transaction, begun afresh at `isolation`.
@@ -640,15 +645,21 @@ impl Session for TidesSession {
         Ok(None)
     }
 
-    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<()> {
+    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
+        let cap = self.cap;
         self.with_txn(self.append_isolation, true, |txn, cf| {
             let mut value = match txn.get(cf, key) {
                 Ok(v) => v,
                 Err(e) if e.is_not_found() => Vec::new(),
                 Err(e) => return Err(err(e)),
             };
+            if !fits_cap(cap, value.len(), suffix.len()) {
+                // Nothing written: committing the empty transaction changes nothing.
+                return Ok(Appended::Skipped);
+            }
             value.extend_from_slice(suffix);
-            txn.put(cf, key, &value).map_err(err)
+            txn.put(cf, key, &value).map_err(err)?;
+            Ok(Appended::Yes)
         })
     }
 

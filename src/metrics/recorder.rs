@@ -62,6 +62,9 @@ pub struct KindStats {
     pub retries: u64,
     /// Rows returned by range and scan calls.
     pub rows: u64,
+    /// Appends that wrote nothing because the value would have passed the value cap
+    /// (`--max-value-bytes`): the engine said so, or the harness knew the size.
+    pub skipped: u64,
     /// The first engine error message seen, for the report.
     pub first_error: Option<String>,
 }
@@ -78,6 +81,7 @@ impl KindStats {
             errors: 0,
             retries: 0,
             rows: 0,
+            skipped: 0,
             first_error: None,
         }
     }
@@ -100,6 +104,7 @@ impl KindStats {
         self.errors = 0;
         self.retries = 0;
         self.rows = 0;
+        self.skipped = 0;
         self.first_error = None;
     }
 
@@ -141,6 +146,7 @@ impl KindStats {
         self.errors += other.errors;
         self.retries += other.retries;
         self.rows += other.rows;
+        self.skipped += other.skipped;
         if self.first_error.is_none() {
             self.first_error.clone_from(&other.first_error);
         }

@@ -5,8 +5,8 @@
 use std::io::{self, Write};
 
 use super::format::{duration_ns, percent, rate};
-use super::openloop;
 use super::{RunInfo, Sink};
+use super::{epochs, openloop};
 use crate::metrics::{LatencySet, LatencySummary, QUANTILES, Recorder};
 use crate::run::RunOutcome;
 use crate::run::result::{PointResult, PointStatus, SummaryRow};
@@ -83,6 +83,7 @@ impl Sink for Console {
         if let Some(r) = &key.rate {
             coords.push_str(&format!(" rate={} {}", r.label(), key.arrival));
         }
+        coords.push_str(&epochs::coords(p));
         let runs = p.repeats.len();
         writeln!(
             out,
@@ -137,6 +138,14 @@ impl Sink for Console {
                     s.first_error.as_deref().unwrap_or("")
                 )?;
             }
+            if s.skipped > 0 {
+                writeln!(
+                    out,
+                    "skipped: {} {} (the value would have passed --max-value-bytes)",
+                    kind.name(),
+                    s.skipped
+                )?;
+            }
             if s.retries > 0 {
                 writeln!(
                     out,
@@ -149,6 +158,7 @@ impl Sink for Console {
         if runs > 0 {
             throughput(out, p)?;
             openloop::pace(out, p)?;
+            epochs::console(out, p)?;
         }
         openloop::warmup(out, p)?;
         if let Some(report) = &p.slo {
@@ -167,6 +177,7 @@ impl Sink for Console {
             summary(&mut self.out, &outcome.rows)?;
         }
         openloop::slo_summary(&mut self.out, &outcome.rows)?;
+        epochs::summary(&mut self.out, &outcome.rows)?;
         for e in &outcome.other_errors {
             writeln!(self.out, "error: {e}")?;
         }
@@ -257,11 +268,22 @@ fn summary(out: &mut dyn Write, rows: &[SummaryRow]) -> io::Result<()> {
     writeln!(out, "  status")?;
     for r in rows {
         let (param, value) = r.key.sweep_columns();
-        let sweep = if param == "-" {
-            "-".to_string()
+        let mut sweep = if param == "-" {
+            String::new()
         } else {
             format!("{param}={value}")
         };
+        if let Some(t) = &r.key.epoch {
+            sweep = format!(
+                "{sweep}{}e{} {}",
+                if sweep.is_empty() { "" } else { " " },
+                t.number,
+                t.mode
+            );
+        }
+        if sweep.is_empty() {
+            sweep.push('-');
+        }
         let range = if r.repeats > 1 {
             format!("{}-{}", rate(r.wu.min), rate(r.wu.max))
         } else {

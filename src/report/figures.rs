@@ -95,6 +95,7 @@ mod tests {
                 sweep: None,
                 rate: None,
                 arrival: Default::default(),
+                epoch: None,
             },
             status: PointStatus::Ok,
             repeats: vec![
@@ -112,6 +113,7 @@ mod tests {
             merged,
             phases: vec![("warm".into(), load), ("read".into(), read)],
             slo: None,
+            epoch: None,
         };
         let views = phase_views(&p);
         let names: Vec<&str> = views.iter().map(|v| v.name).collect();

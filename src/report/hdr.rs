@@ -109,7 +109,8 @@ impl Hdr {
     }
 }
 
-/// `003-mixed-skiplist-t2-b1.hlog`, with a sweep value when the point has one.
+/// `003-mixed-skiplist-t2-b1.hlog`, with a sweep value, a rate, an epoch and its mode
+/// when the point has them.
 pub fn file_name(seq: usize, key: &PointKey) -> String {
     let mut name = format!(
         "{seq:03}-{}-{}-t{}-b{}",
@@ -122,6 +123,9 @@ pub fn file_name(seq: usize, key: &PointKey) -> String {
     }
     if let Some(rate) = &key.rate {
         name.push_str(&format!("-r{}", rate.text));
+    }
+    if let Some(tag) = &key.epoch {
+        name.push_str(&format!("-e{}-{}", tag.number, tag.mode));
     }
     let safe: String = name
         .chars()

@@ -96,6 +96,7 @@ fn op(name: &str, st: &KindStats) -> Value {
         "first_error": st.first_error,
         "retries": st.retries,
         "rows": st.rows,
+        "skipped": st.skipped,
         "mean_ns": s.mean,
         "stdev_ns": if s.count > 0 { st.hist.stdev() } else { 0.0 },
         "min_ns": s.min,
@@ -207,6 +208,7 @@ pub fn point(p: &PointResult) -> Value {
         "ops": ops(&p.merged),
         "phases": phases,
         "repeats": p.repeats.iter().map(repeat).collect::<Vec<_>>(),
+        "epoch": super::epochs::json(p),
     })
 }
 

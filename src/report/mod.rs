@@ -5,6 +5,7 @@
 
 pub mod bundle;
 pub mod console;
+pub mod epochs;
 pub mod figures;
 pub mod format;
 pub mod hdr;

@@ -5,13 +5,13 @@
 use std::io::{self, Write};
 
 use super::figures::{err_rate, hit_rate, phase_views};
-use super::{RunInfo, Sink, tsv_field};
-use crate::metrics::{LatencySummary, OpKind};
+use super::{RunInfo, Sink, epochs, tsv_field};
+use crate::metrics::{LatencySet, LatencySummary, OpKind};
 use crate::run::RunOutcome;
 use crate::run::result::PointResult;
 
 /// Every column, in order. The first 15 are keybench's.
-pub const COLUMNS: [&str; 45] = [
+pub const COLUMNS: [&str; 63] = [
     "workload",
     "engine",
     "threads",
@@ -58,6 +58,25 @@ pub const COLUMNS: [&str; 45] = [
     "achieved",
     "warmup_units",
     "bytes_per_s",
+    "skipped",
+    // Growing values (see `report::epochs`).
+    "epoch",
+    "ivs_mode",
+    "records",
+    "volume_bytes",
+    "value_mean_bytes",
+    "value_p50_bytes",
+    "value_p99_bytes",
+    "value_max_bytes",
+    "skipped_extends",
+    "wu_per_s_mean",
+    "wu_per_s_ci95",
+    "mean_ns_mean",
+    "mean_ns_ci95",
+    "p99_ns_mean",
+    "p99_ns_ci95",
+    "dump_s",
+    "dump_bytes",
 ];
 
 /// Writes point rows to any writer.
@@ -193,7 +212,16 @@ impl Sink for Tsv {
                     opt(p.achieved().map(|a| a.median), 3),
                     p.warmup_units().to_string(),
                     format!("{:.3}", p.bytes_per_sec().median),
+                    match op {
+                        Some((_, _, stats, _)) => stats.skipped.to_string(),
+                        None => "-".to_string(),
+                    },
                 ]);
+                c.extend(epochs::tsv_cells(
+                    p,
+                    op.map(|(k, _, _, _)| *k),
+                    op.is_none_or(|(_, set, _, _)| *set == LatencySet::Service),
+                ));
                 debug_assert_eq!(c.len(), COLUMNS.len());
                 writeln!(self.out, "{}", c.join("\t"))?;
             }

@@ -27,7 +27,9 @@ use crate::engine::Store;
 use crate::metrics::Recorder;
 use crate::workload::{Budget, Params, Program, SweepValue, ThreadCtx, Workload, WorkloadError};
 
+use super::ivs::steps::{self, ExtendWork, FillSource, Slot};
 use super::kv::Kv;
+use super::kv::ValueSizes;
 pub use super::live::{Live, Mailbox, Piece};
 use super::pace::{PaceSpec, StopSignal};
 use super::sampler::{Sampler, SamplerCtx, ThreadEnd};
@@ -58,6 +60,27 @@ pub enum Step {
         /// This phase's own pacing (a spec group's rate), overriding the crew's.
         pace: Option<PaceSpec>,
     },
+    /// Grow values: each thread's share of an extend phase, decided on the main thread
+    /// just before the step starts (an epoch's extend phase).
+    Extend {
+        /// Phase name for reports.
+        name: String,
+        /// The work, filled in before the step starts.
+        work: Arc<Slot<ExtendWork>>,
+    },
+    /// Write records into the store in batches: a dump restored, a baseline built.
+    Fill {
+        /// Phase name for reports.
+        name: String,
+        /// What to write.
+        source: Arc<FillSource>,
+    },
+    /// Advance each thread's program past units another crew already ran, without
+    /// touching the store (so a fresh store gets a program in the same state).
+    Skip {
+        /// Per phase, the units each thread skips.
+        phases: Arc<Vec<(usize, Vec<u64>)>>,
+    },
 }
 
 impl Step {
@@ -65,7 +88,8 @@ impl Step {
     pub fn name(&self) -> &str {
         match self {
             Step::Load => "seed",
-            Step::Run { name, .. } => name,
+            Step::Run { name, .. } | Step::Extend { name, .. } | Step::Fill { name, .. } => name,
+            Step::Skip { .. } => "skip",
         }
     }
 }
@@ -108,17 +132,45 @@ pub struct CrewOutcome {
 
 /// Observes a crew from the main thread: progress lines, samplers.
 pub trait Monitor {
+    /// Step `index` is next: the last chance to prepare what it uses (while every
+    /// worker waits). An error stops the crew with that message.
+    fn before_step(&mut self, _index: usize, _step: &Step) -> Result<(), String> {
+        Ok(())
+    }
     /// A step is about to start on every thread.
     fn step_started(&mut self, _step: &Step, _live: &Live) {}
     /// Called about once a second while a step runs.
     fn tick(&mut self, _step: &Step, _elapsed: Duration, _live: &Live) {}
-    /// A step ended on every thread.
-    fn step_finished(&mut self, _step: &Step, _elapsed: Duration) {}
+    /// A step ended on every thread, with what it produced.
+    fn step_finished(&mut self, _step: &Step, _elapsed: Duration, _outcome: &StepOutcome) {}
 }
 
 /// A monitor that does nothing.
 pub struct Quiet;
 impl Monitor for Quiet {}
+
+/// Two monitors observing one crew, the first told first (a failure of the first's
+/// `before_step` is the crew's).
+pub struct Both<'a>(pub &'a mut dyn Monitor, pub &'a mut dyn Monitor);
+
+impl Monitor for Both<'_> {
+    fn before_step(&mut self, index: usize, step: &Step) -> Result<(), String> {
+        self.0.before_step(index, step)?;
+        self.1.before_step(index, step)
+    }
+    fn step_started(&mut self, step: &Step, live: &Live) {
+        self.0.step_started(step, live);
+        self.1.step_started(step, live);
+    }
+    fn tick(&mut self, step: &Step, elapsed: Duration, live: &Live) {
+        self.0.tick(step, elapsed, live);
+        self.1.tick(step, elapsed, live);
+    }
+    fn step_finished(&mut self, step: &Step, elapsed: Duration, outcome: &StepOutcome) {
+        self.0.step_finished(step, elapsed, outcome);
+        self.1.step_finished(step, elapsed, outcome);
+    }
+}
 
 /// What a crew runs and against what.
 pub struct Crew<'a> {
@@ -144,6 +196,9 @@ pub struct Crew<'a> {
     pub pace: Option<PaceSpec>,
     /// Excluded from the figures: this long at the start of the first timed step.
     pub warmup: Option<Duration>,
+    /// The value sizes that inserts and updates of timed steps draw from (epochs),
+    /// read at the start of each timed step.
+    pub value_sizes: Option<&'a Slot<ValueSizes>>,
 }
 
 /// How a worker's units in one step divide around the warm-up: all units, those
@@ -304,6 +359,14 @@ fn lead(
             out.end = CrewEnd::Interrupted;
             break;
         }
+        if let Err(e) = monitor.before_step(i, step) {
+            out.end = if crew.abort.load(Ordering::Relaxed) {
+                CrewEnd::Interrupted
+            } else {
+                CrewEnd::Failed(e)
+            };
+            break;
+        }
         live.reset();
         if let Some(s) = sampler {
             s.prepare_step();
@@ -422,7 +485,7 @@ fn lead(
             let handed = s.end_step(&merged.rec, &ends, end_raw);
             merged.rec.merge(&handed);
         }
-        monitor.step_finished(step, began.elapsed());
+        monitor.step_finished(step, began.elapsed(), &merged);
         out.steps.push(merged);
         if out.end != CrewEnd::Done {
             break;
@@ -501,19 +564,46 @@ fn worker(
                     let stop = StopSignal::new(Arc::clone(stop_before), i);
                     program.kv().start_pacing(spec, crew.threads, t, stop);
                 }
-                run_units(
-                    crew,
-                    program.as_mut(),
-                    *phase,
-                    i,
-                    quota,
-                    &mut iter,
-                    stop_before,
-                    live,
-                    t,
-                    &mut ran,
-                )
+                if let Some(slot) = crew.value_sizes {
+                    program
+                        .kv()
+                        .set_value_sizes(slot.get(), crew.params.seed ^ ((i as u64) << 32));
+                }
+                program.enter(*phase).and_then(|()| {
+                    run_units(
+                        crew,
+                        program.as_mut(),
+                        *phase,
+                        i,
+                        quota,
+                        &mut iter,
+                        stop_before,
+                        live,
+                        t,
+                        &mut ran,
+                    )
+                })
             }
+            Step::Extend { work, .. } => {
+                let stop = || stop_before.load(Ordering::Relaxed) > i || crew.abort.load(Ordering::Relaxed);
+                match work.get() {
+                    Some(work) => {
+                        let r = steps::extend(program.kv(), &work, t, live, &stop);
+                        ran.units = r.done;
+                        Ok(())
+                    }
+                    None => Err(WorkloadError::Runtime("the extend phase was not planned".to_string())),
+                }
+            }
+            Step::Fill { source, .. } => {
+                let stop = || stop_before.load(Ordering::Relaxed) > i || crew.abort.load(Ordering::Relaxed);
+                let r = steps::fill(program.kv(), source, t, crew.threads, live, &stop);
+                ran.units = r.done;
+                r.error.map_or(Ok(()), |e| Err(WorkloadError::Runtime(e)))
+            }
+            Step::Skip { phases } => phases
+                .iter()
+                .try_for_each(|(phase, units)| program.skip(*phase, units.get(t).copied().unwrap_or(0))),
         };
         let end_raw = crew.clock.raw();
         let mut rec = program.kv().take_recorder();

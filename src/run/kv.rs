@@ -20,10 +20,15 @@ use std::time::Duration;
 use crossbeam_utils::CachePadded;
 use quanta::Clock;
 
+use rand::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+
 use super::expiry::Expiries;
+use super::ivs::sizes::SizeSampler;
 use super::pace::Pacer;
-use crate::engine::{EngineResult, ErrorKind, Existed, Rows, ScanFn, Session, Values};
+use crate::engine::{Appended, EngineResult, ErrorKind, Existed, Rows, ScanFn, Session, Values};
 use crate::metrics::{OpKind, Recorder};
+use crate::workload::spec::values::ValuePool;
 
 /// Longest pause between two retries of a busy engine.
 const MAX_BACKOFF: Duration = Duration::from_millis(1);
@@ -53,6 +58,25 @@ pub struct Kv {
     /// A seed is one long load() call with no chunk boundaries, so this relaxed store
     /// to the thread's own cache line is the only way to see its progress.
     seed_progress: Option<(Arc<CachePadded<AtomicU64>>, u64)>,
+    /// Epochs: the value sizes written values are drawn from, with this thread's RNG.
+    sizer: Option<Box<Sizer>>,
+}
+
+/// The value sizes of a store at the start of an epoch's run phase, which the values
+/// its inserts and updates write are drawn from (YCSB-IVS's histogram field lengths).
+#[derive(Debug)]
+pub struct ValueSizes {
+    /// Draws lengths.
+    pub sampler: SizeSampler,
+    /// Where value bytes come from.
+    pub pool: Arc<ValuePool>,
+}
+
+/// One thread's draws from [`ValueSizes`].
+struct Sizer {
+    sizes: Arc<ValueSizes>,
+    rng: Xoshiro256PlusPlus,
+    scratch: Vec<u8>,
 }
 
 /// Reads a clock-raw timestamp pair into nanoseconds and records the call (and, when
@@ -122,7 +146,40 @@ impl Kv {
             pacer: None,
             expiries: Expiries::default(),
             seed_progress: None,
+            sizer: None,
         }
+    }
+
+    /// Draws the lengths of written values from `sizes` from now on (None: values
+    /// keep the lengths the workload gives them), with an RNG seeded by `seed`.
+    pub fn set_value_sizes(&mut self, sizes: Option<Arc<ValueSizes>>, seed: u64) {
+        self.sizer = sizes.map(|sizes| {
+            Box::new(Sizer {
+                sizes,
+                rng: Xoshiro256PlusPlus::seed_from_u64(seed),
+                scratch: Vec::new(),
+            })
+        });
+    }
+
+    /// A value length drawn from the epoch's value sizes, or None outside epochs.
+    pub fn value_size(&mut self) -> Option<usize> {
+        self.sizer.as_mut().map(|s| s.sizes.sampler.draw(&mut s.rng))
+    }
+
+    /// put(key, val) of an insert or update: in an epoch's run phase the value is
+    /// replaced by one of a length drawn from the epoch's value sizes.
+    #[inline]
+    pub fn put_sized(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
+        let Some(mut s) = self.sizer.take() else {
+            return self.put(key, val);
+        };
+        let len = s.sizes.sampler.draw(&mut s.rng);
+        let pool = Arc::clone(&s.sizes.pool);
+        let Sizer { rng, scratch, .. } = &mut *s;
+        let r = self.put(key, pool.value(len, rng, scratch));
+        self.sizer = Some(s);
+        r
     }
 
     /// Publishes the count of keys written (put, mput keys, append) to `counter` after
@@ -266,8 +323,9 @@ impl Kv {
         timed!(self, OpKind::Mdel, keys.len() as u64, 0, session.mdel(keys))
     }
 
-    /// append(key, suffix).
-    pub fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<()> {
+    /// append(key, suffix): skipped (and counted) when the value would pass the
+    /// store's value cap, where the engine can tell.
+    pub fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
         let session = &mut self.session;
         let r = timed!(
             self,
@@ -276,6 +334,9 @@ impl Kv {
             (key.len() + suffix.len()) as u64,
             session.append(key, suffix)
         );
+        if let Ok(Appended::Skipped) = r {
+            self.rec.kind_mut(OpKind::Append).skipped += 1;
+        }
         self.wrote(1);
         r
     }
@@ -300,11 +361,7 @@ mod tests {
 
     fn kv() -> Kv {
         let opts = EngineOptions::new();
-        let store = (skiplist::INFO.open)(&OpenRequest {
-            dir: None,
-            options: &opts,
-        })
-        .unwrap();
+        let store = (skiplist::INFO.open)(&OpenRequest::new(None, &opts)).unwrap();
         Kv::new(store.session().unwrap(), Clock::new(), Arc::new(AtomicBool::new(false)))
     }
 
@@ -334,8 +391,8 @@ mod tests {
         fn scan(&mut self, _: &[u8], _: &[u8], _: usize, _: &mut ScanFn<'_>) -> EngineResult<usize> {
             Ok(0)
         }
-        fn append(&mut self, _: &[u8], _: &[u8]) -> EngineResult<()> {
-            Ok(())
+        fn append(&mut self, _: &[u8], _: &[u8]) -> EngineResult<Appended> {
+            Ok(Appended::Yes)
         }
         fn delete_range(&mut self, _: &[u8], _: &[u8]) -> EngineResult<()> {
             Ok(())

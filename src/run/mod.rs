@@ -12,6 +12,7 @@
 
 pub mod crew;
 pub mod expiry;
+pub mod ivs;
 pub mod kv;
 pub mod live;
 pub mod pace;
@@ -85,6 +86,10 @@ pub struct Plan {
     pub slo: Option<slo::Slo>,
     /// Seconds per SLO probe (and for the capacity run before them).
     pub slo_secs: f64,
+    /// The longest value an append may make (`--max-value-bytes`); None: no cap.
+    pub max_value_bytes: Option<u64>,
+    /// Growing values in epochs (`--epochs` and friends, over a workload's own block).
+    pub epochs: ivs::EpochFlags,
 }
 
 impl Plan {
@@ -162,6 +167,7 @@ pub fn execute(plan: &Plan, reporter: &Reporter, abort: &Arc<AtomicBool>) -> Run
     let seq = std::cell::Cell::new(0usize);
     'all: for wl in &plan.workloads {
         let (batches, sweep_values, batched) = grid_axes(plan, wl.as_ref());
+        let epochs = plan.epochs.resolve(wl.as_ref());
         for engine in &plan.engines {
             let options = plan.engine_options.get(engine.name).cloned().unwrap_or_default();
             let runner = Runner {
@@ -205,18 +211,29 @@ pub fn execute(plan: &Plan, reporter: &Reporter, abort: &Arc<AtomicBool>) -> Run
                                 sweep: sweep.clone(),
                                 rate: rate.clone(),
                             };
-                            let point = match &plan.slo {
-                                Some(objective) => {
-                                    slo::search(&runner, &cell, batched, shared.as_ref(), objective, plan.slo_secs)
+                            let points = match (&epochs, &plan.slo) {
+                                (Some(ep), _) => ivs::run_cell(&runner, &cell, batched, ep),
+                                (None, Some(objective)) => vec![slo::search(
+                                    &runner,
+                                    &cell,
+                                    batched,
+                                    shared.as_ref(),
+                                    objective,
+                                    plan.slo_secs,
+                                )],
+                                (None, None) => {
+                                    vec![runner.measure(&cell, batched, shared.as_ref(), plan.budget, plan.repeat)]
                                 }
-                                None => runner.measure(&cell, batched, shared.as_ref(), plan.budget, plan.repeat),
                             };
-                            let interrupted = point.status == PointStatus::Interrupted;
-                            if point.is_bad() {
-                                out.bad_points += 1;
+                            let mut interrupted = false;
+                            for point in &points {
+                                interrupted |= point.status == PointStatus::Interrupted;
+                                if point.is_bad() {
+                                    out.bad_points += 1;
+                                }
+                                reporter.point(point);
+                                out.rows.push(SummaryRow::of(point));
                             }
-                            reporter.point(&point);
-                            out.rows.push(SummaryRow::of(&point));
                             if interrupted {
                                 out.interrupted = true;
                                 if let Some(Ok(s)) = shared.take()
@@ -315,6 +332,7 @@ impl Runner<'_> {
             sweep: cell.sweep.clone(),
             rate: cell.rate.clone(),
             arrival: self.plan.arrival,
+            epoch: None,
         }
     }
 
@@ -348,6 +366,7 @@ impl Runner<'_> {
             sampler,
             pace: None,
             warmup: None,
+            value_sizes: None,
         }
     }
 
@@ -380,6 +399,7 @@ impl Runner<'_> {
             self.options,
             self.plan.data_dir.as_deref(),
             self.plan.keep_data,
+            self.plan.max_value_bytes,
         )
         .map_err(|e| self.plan.explain_open_error(self.engine.name, e))?;
         if !self.wl.has_load() {
@@ -454,6 +474,7 @@ impl Runner<'_> {
             merged: Recorder::new(),
             phases: phases.iter().map(|p| (p.name.clone(), Recorder::new())).collect(),
             slo: None,
+            epoch: None,
         };
         let label = point.key.label();
         // Each measurement (a point, or an SLO probe) is numbered for its samples.

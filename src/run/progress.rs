@@ -6,7 +6,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
-use super::crew::{Live, Monitor, Step};
+use super::crew::{Live, Monitor, Step, StepOutcome};
 use crate::workload::Budget;
 
 /// The progress monitor for one seed or one measurement.
@@ -89,7 +89,7 @@ impl Monitor for Progress {
         }
     }
 
-    fn step_finished(&mut self, step: &Step, elapsed: Duration) {
+    fn step_finished(&mut self, step: &Step, elapsed: Duration, _outcome: &StepOutcome) {
         if self.enabled && matches!(step, Step::Load) {
             eprintln!("done ({:.1}s)", elapsed.as_secs_f64());
         }

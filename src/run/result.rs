@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use super::ivs::{EpochInfo, EpochTag};
 use super::pace::{Arrival, Rate};
 use super::slo::SloReport;
 use crate::metrics::{QUANTILES, Recorder};
@@ -30,6 +31,8 @@ pub struct PointKey {
     pub rate: Option<Rate>,
     /// Open loop: how units arrive on the schedule (meaningful only with a rate).
     pub arrival: Arrival,
+    /// Growing values: the epoch and mode this point measures.
+    pub epoch: Option<EpochTag>,
 }
 
 impl PointKey {
@@ -53,6 +56,9 @@ impl PointKey {
         }
         if let Some(rate) = &self.rate {
             s.push_str(&format!(" {}", rate.short()));
+        }
+        if let Some(tag) = &self.epoch {
+            s.push_str(&format!(" e{} {}", tag.number, tag.mode));
         }
         s
     }
@@ -213,6 +219,9 @@ pub struct PointResult {
     pub phases: Vec<(String, Recorder)>,
     /// The SLO search that chose this point's rate, with its evidence (`--slo`).
     pub slo: Option<SloReport>,
+    /// Growing values: the epoch's figures (records, volume, value sizes, intervals
+    /// over repeats).
+    pub epoch: Option<Box<EpochInfo>>,
 }
 
 impl PointResult {
@@ -304,6 +313,8 @@ pub struct SummaryRow {
     pub response: Option<[u64; 3]>,
     /// The SLO search behind this point, if any.
     pub slo: Option<SloReport>,
+    /// Growing values: the epoch's figures.
+    pub epoch: Option<Box<EpochInfo>>,
 }
 
 impl SummaryRow {
@@ -319,6 +330,7 @@ impl SummaryRow {
             achieved: p.achieved(),
             response: p.response_summary(),
             slo: p.slo.clone(),
+            epoch: p.epoch.clone(),
         }
     }
 }

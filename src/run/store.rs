@@ -18,12 +18,13 @@ pub struct OpenStore {
 
 impl OpenStore {
     /// Opens a fresh store of `engine`; persistent engines get a new directory under
-    /// `data_dir`.
+    /// `data_dir`. Appends never grow a value past `max_value_bytes` (None: no cap).
     pub fn open(
         engine: &EngineInfo,
         options: &EngineOptions,
         data_dir: Option<&Path>,
         keep: bool,
+        max_value_bytes: Option<u64>,
     ) -> Result<OpenStore, String> {
         let dir = if engine.persistent {
             let base =
@@ -38,6 +39,7 @@ impl OpenStore {
         match (engine.open)(&OpenRequest {
             dir: dir.clone(),
             options,
+            max_value_bytes,
         }) {
             Ok(store) => Ok(OpenStore { store, dir, keep }),
             Err(e) => {

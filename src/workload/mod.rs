@@ -86,6 +86,34 @@ pub struct PhasePlan {
     pub rate: Option<f64>,
 }
 
+/// Epochs a workload declares itself (a spec's `epochs` block); a flag given on the
+/// command line overrides each field.
+#[derive(Debug, Clone, Default)]
+pub struct EpochDefaults {
+    /// Number of epochs.
+    pub count: Option<u32>,
+    /// Extends per epoch.
+    pub extend_ops: Option<u64>,
+    /// Bytes per extend.
+    pub extend_len: Option<dist::NumExpr>,
+    /// Which keys grow (Some(None): uniformly).
+    pub extend_selection: Option<Option<dist::Dist>>,
+    /// Run modes.
+    pub modes: Option<Vec<crate::run::ivs::IvsMode>>,
+}
+
+/// How a workload's phases serve epochs: what loads the store, and which phase each
+/// epoch runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EpochLayout {
+    /// The store is loaded by load() (Lua) rather than by timed phases.
+    pub load_fn: bool,
+    /// Timed phases that load the store, in order (a spec's groups before the last).
+    pub load_phases: Vec<usize>,
+    /// The phase each epoch runs.
+    pub run_phase: usize,
+}
+
 /// What one thread of a measurement is.
 #[derive(Debug, Clone)]
 pub struct ThreadCtx {
@@ -139,6 +167,19 @@ pub trait Workload: Send + Sync {
     fn phases(&self) -> Vec<PhasePlan>;
     /// Per-thread state driving `kv`. Created on the thread that will use it.
     fn program(&self, ctx: &ThreadCtx, kv: Kv) -> Result<Box<dyn Program>, WorkloadError>;
+    /// Epochs the workload declares itself.
+    fn epoch_defaults(&self) -> Option<&EpochDefaults> {
+        None
+    }
+    /// Which phases load the store and which one each epoch runs; an error says why
+    /// the workload cannot run in epochs.
+    fn epoch_layout(&self) -> Result<EpochLayout, String>;
+    /// The same workload with the operation counts of phase i scaled by `scales[i]`,
+    /// or None when its phases are not counted by the workload (a Lua script, whose
+    /// size comes from ctx and the budget).
+    fn rescaled(&self, _scales: &[f64]) -> Result<Option<Arc<dyn Workload>>, WorkloadError> {
+        Ok(None)
+    }
 }
 
 /// One thread's executable state.
@@ -151,6 +192,18 @@ pub trait Program {
     /// false. Returns the units run: fewer than `n` means the phase is exhausted or the
     /// step is stopping.
     fn run(&mut self, phase: usize, first_iter: u64, n: u64) -> Result<u64, WorkloadError>;
+    /// Starts a pass of `phase`: a timed step begins (count-bounded phases start their
+    /// counts afresh, so a phase can run again, as each epoch's run phase does).
+    fn enter(&mut self, _phase: usize) -> Result<(), WorkloadError> {
+        Ok(())
+    }
+    /// Advances the program past `units` units of one pass of `phase` without running
+    /// them, as if
+    /// another crew had run them (the store already holds their effect). Programs
+    /// without state that carries over between units do nothing.
+    fn skip(&mut self, _phase: usize, _units: u64) -> Result<(), WorkloadError> {
+        Ok(())
+    }
     /// The timed verb set, for taking recorders between phases.
     fn kv(&mut self) -> &mut Kv;
     /// Ends the program, returning its verb set (and with it the recorder).

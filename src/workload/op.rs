@@ -82,14 +82,15 @@ impl Op<'_> {
         // Each result is recorded inside Kv (errors counted with their first message).
         match *self {
             Op::Insert { key, val } | Op::Update { key, val } => {
-                let _ = kv.put(key, val);
+                // In an epoch's run phase the length comes from the epoch's value sizes.
+                let _ = kv.put_sized(key, val);
             }
             Op::Merge { key, val } => {
                 let _ = kv.append(key, val);
             }
             Op::ReadModifyWrite { key, val } => {
                 let _ = kv.get(key);
-                let _ = kv.put(key, val);
+                let _ = kv.put_sized(key, val);
             }
             Op::Get { key } => {
                 let _ = kv.get(key);

@@ -118,6 +118,13 @@ impl Workload for ReplayWorkload {
         false
     }
 
+    fn epoch_layout(&self) -> Result<super::EpochLayout, String> {
+        Err(format!(
+            "{}: an operation log replays as written and cannot run in epochs",
+            self.path.display()
+        ))
+    }
+
     fn phases(&self) -> Vec<PhasePlan> {
         self.phases
             .iter()

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use mlua::ffi::{self, lua_State};
 
-use crate::engine::{EngineError, Existed};
+use crate::engine::{Appended, EngineError, Existed};
 use crate::run::kv::Kv;
 
 /// Per-worker state reached from the kv functions.
@@ -92,7 +92,7 @@ type VerbResult = Result<c_int, Raise>;
 /// # Safety
 /// `bridge` must outlive the Lua state.
 pub(crate) unsafe fn install(l: *mut lua_State, bridge: *const Bridge) {
-    let verbs: [(&CStr, ffi::lua_CFunction); 11] = [
+    let verbs: [(&CStr, ffi::lua_CFunction); 12] = [
         (c"put", kv_put),
         (c"get", kv_get),
         (c"del", kv_del),
@@ -104,6 +104,7 @@ pub(crate) unsafe fn install(l: *mut lua_State, bridge: *const Bridge) {
         (c"append", kv_append),
         (c"delete_range", kv_delete_range),
         (c"expire_after", kv_expire_after),
+        (c"value_size", kv_value_size),
     ];
     unsafe {
         ffi::lua_createtable(l, 0, verbs.len() as c_int);
@@ -517,7 +518,16 @@ unsafe extern "C-unwind" fn kv_append(l: *mut lua_State) -> c_int {
             let key = arg_bytes(l, 1, "append", "key")?;
             let suffix = arg_bytes(l, 2, "append", "bytes")?;
             Ok(match st.kv.append(key, suffix) {
-                Ok(()) => push_true(l),
+                Ok(Appended::Yes) => push_true(l),
+                Ok(Appended::Skipped) => {
+                    ffi::lua_pushboolean(l, 0);
+                    1
+                }
+                // A native merge applies the value cap later; knowing now takes a read.
+                Ok(Appended::Unknown) => {
+                    ffi::lua_pushnil(l);
+                    1
+                }
                 Err(e) => push_engine_error(l, &e),
             })
         })
@@ -533,6 +543,20 @@ unsafe extern "C-unwind" fn kv_delete_range(l: *mut lua_State) -> c_int {
                 Ok(()) => push_true(l),
                 Err(e) => push_engine_error(l, &e),
             })
+        })
+    }
+}
+
+/// kv.value_size(): a value length drawn from the epoch's value sizes (YCSB-IVS's
+/// histogram field lengths), or nil outside an epoch's run phase.
+unsafe extern "C-unwind" fn kv_value_size(l: *mut lua_State) -> c_int {
+    unsafe {
+        verb(l, "value_size", |st| {
+            match st.kv.value_size() {
+                Some(n) => ffi::lua_pushinteger(l, n as ffi::lua_Integer),
+                None => ffi::lua_pushnil(l),
+            }
+            Ok(1)
         })
     }
 }

@@ -18,7 +18,7 @@ use std::sync::atomic::AtomicBool;
 use mlua::{Function, Lua, Table, Value};
 
 use self::bridge::Bridge;
-use super::{PhasePlan, Program, Sweep, SweepValue, ThreadCtx, Workload, WorkloadError};
+use super::{EpochLayout, PhasePlan, Program, Sweep, SweepValue, ThreadCtx, Workload, WorkloadError};
 use crate::engine::{EngineOptions, OpenRequest, skiplist};
 use crate::run::kv::Kv;
 
@@ -65,11 +65,8 @@ impl LuaWorkload {
         // Evaluate it once in a throwaway state (with a real kv table, since files
         // commonly cache `local get = kv.get`) to read its declarations.
         let opts = EngineOptions::new();
-        let store = (skiplist::INFO.open)(&OpenRequest {
-            dir: None,
-            options: &opts,
-        })
-        .map_err(|e| WorkloadError::Invalid(e.message))?;
+        let store =
+            (skiplist::INFO.open)(&OpenRequest::new(None, &opts)).map_err(|e| WorkloadError::Invalid(e.message))?;
         let session = store.session().map_err(|e| WorkloadError::Invalid(e.message))?;
         let kv = Kv::new(session, quanta::Clock::new(), Arc::new(AtomicBool::new(false)));
         let probe = LuaState::new(&wl, kv)?;
@@ -216,6 +213,20 @@ impl Workload for LuaWorkload {
 
     fn has_load(&self) -> bool {
         self.has_load
+    }
+
+    fn epoch_layout(&self) -> Result<EpochLayout, String> {
+        if !self.has_load {
+            return Err(format!(
+                "{}: epochs need a load() that creates the records the extend phases grow",
+                self.path.display()
+            ));
+        }
+        Ok(EpochLayout {
+            load_fn: true,
+            load_phases: Vec::new(),
+            run_phase: 0,
+        })
     }
 
     fn phases(&self) -> Vec<PhasePlan> {

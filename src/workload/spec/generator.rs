@@ -367,11 +367,11 @@ impl Generator {
         };
         codec.render(p.id, chars, key);
         let op_out = match op.kind {
-            SpecOp::Update | SpecOp::Merge | SpecOp::ReadModifyWrite => {
+            SpecOp::Update | SpecOp::Merge | SpecOp::ReadModifyWrite | SpecOp::Extend => {
                 let val = values.make(op.val.as_ref().expect("writes have values"), chars, rng);
                 match op.kind {
                     SpecOp::Update => Op::Update { key, val },
-                    SpecOp::Merge => Op::Merge { key, val },
+                    SpecOp::Merge | SpecOp::Extend => Op::Merge { key, val },
                     _ => Op::ReadModifyWrite { key, val },
                 }
             }

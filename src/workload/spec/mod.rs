@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use self::generator::Generator;
 use self::plan::Plan;
-use super::{PhasePlan, Program, Sweep, ThreadCtx, Workload, WorkloadError};
+use super::{EpochDefaults, EpochLayout, PhasePlan, Program, Sweep, ThreadCtx, Workload, WorkloadError};
 use crate::run::kv::Kv;
 
 /// A spec file, validated once and shared by all threads.
@@ -32,6 +32,9 @@ use crate::run::kv::Kv;
 pub struct SpecWorkload {
     path: PathBuf,
     plan: Arc<Plan>,
+    /// The parsed file and its default name, to rebuild the plan rescaled.
+    spec: schema::SpecFile,
+    stem: String,
 }
 
 impl SpecWorkload {
@@ -50,6 +53,8 @@ impl SpecWorkload {
         Ok(SpecWorkload {
             path: path.to_path_buf(),
             plan: Arc::new(plan),
+            spec,
+            stem,
         })
     }
 
@@ -98,6 +103,37 @@ impl Workload for SpecWorkload {
                 rate: g.rate,
             })
             .collect()
+    }
+
+    fn epoch_defaults(&self) -> Option<&EpochDefaults> {
+        self.plan.epochs.as_ref()
+    }
+
+    fn epoch_layout(&self) -> Result<EpochLayout, String> {
+        let phases = self.plan.phase_groups().len();
+        if phases < 2 {
+            return Err(format!(
+                "{}: epochs need a group that loads the store and a last group to run in each epoch \
+                 (this spec has one group)",
+                self.path.display()
+            ));
+        }
+        Ok(EpochLayout {
+            load_fn: false,
+            load_phases: (0..phases - 1).collect(),
+            run_phase: phases - 1,
+        })
+    }
+
+    fn rescaled(&self, scales: &[f64]) -> Result<Option<Arc<dyn Workload>>, WorkloadError> {
+        let plan = plan::build_scaled(&self.spec, &self.stem, scales)
+            .map_err(|m| WorkloadError::Invalid(format!("{}: {m}", self.path.display())))?;
+        Ok(Some(Arc::new(SpecWorkload {
+            path: self.path.clone(),
+            plan: Arc::new(plan),
+            spec: self.spec.clone(),
+            stem: self.stem.clone(),
+        })))
     }
 
     fn program(&self, ctx: &ThreadCtx, kv: Kv) -> Result<Box<dyn Program>, WorkloadError> {
@@ -172,17 +208,22 @@ impl Program for SpecProgram {
         Ok(())
     }
 
+    fn enter(&mut self, phase: usize) -> Result<(), WorkloadError> {
+        self.report_skips();
+        let section = self.stream.section();
+        self.stream.enter(phase).map_err(WorkloadError::Runtime)?;
+        if self.lifetimes && self.stream.section() != section {
+            // A new key space with a new live set: expiries of the old section's
+            // keys are still issued, but their tags would name the wrong keys.
+            self.kv.forget_expiry_tags();
+        }
+        self.phase = Some(phase);
+        Ok(())
+    }
+
     fn run(&mut self, phase: usize, _first_iter: u64, n: u64) -> Result<u64, WorkloadError> {
         if self.phase != Some(phase) {
-            self.report_skips();
-            let section = self.stream.section();
-            self.stream.enter(phase).map_err(WorkloadError::Runtime)?;
-            if self.lifetimes && self.stream.section() != section {
-                // A new key space with a new live set: expiries of the old section's
-                // keys are still issued, but their tags would name the wrong keys.
-                self.kv.forget_expiry_tags();
-            }
-            self.phase = Some(phase);
+            self.enter(phase)?;
         }
         if self.lifetimes {
             return self.run_expiring(n);
@@ -200,6 +241,24 @@ impl Program for SpecProgram {
             done += 1;
         }
         Ok(done)
+    }
+
+    fn skip(&mut self, phase: usize, units: u64) -> Result<(), WorkloadError> {
+        // Each call is one pass of the phase, as each step of the crew that ran it was.
+        self.enter(phase)?;
+        for _ in 0..units {
+            // Only the stream's state matters: the live set, counters and RNG.
+            if self.stream.next_op().map_err(WorkloadError::Runtime)?.is_none() {
+                break;
+            }
+            if self.lifetimes {
+                // A skipped insert's lifetime was scheduled by the crew that ran it.
+                let _ = self.stream.take_lifetime();
+            }
+        }
+        // Operations that found no live key belong to the crew that ran them.
+        self.skipped_reported = self.stream.skipped();
+        Ok(())
     }
 
     fn kv(&mut self) -> &mut Kv {

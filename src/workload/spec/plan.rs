@@ -6,10 +6,13 @@ use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::schema::{
-    CharacterSet, Distribution, GroupSpec, Inherited, NumberExpr, RangeFormat, SpecFile, StringExpr, UniformStr,
+    CharacterSet, Distribution, EpochsSpec, GroupSpec, Inherited, NumberExpr, RangeFormat, SpecFile, StringExpr,
+    UniformStr,
 };
 use super::strings::{Str, mix64};
+use crate::run::ivs::IvsMode;
 use crate::workload::Budget;
+use crate::workload::EpochDefaults;
 use crate::workload::dist::{Dist, NumExpr, Selector};
 
 /// The operations of a spec, in a group's fixed order.
@@ -35,6 +38,8 @@ pub enum SpecOp {
     EmptyPointDelete,
     /// `range_deletes`.
     RangeDelete,
+    /// `extends`: an append of `len` bytes (kvmark; YCSB-IVS).
+    Extend,
 }
 
 impl SpecOp {
@@ -51,6 +56,7 @@ impl SpecOp {
             SpecOp::PointDelete => "point_deletes",
             SpecOp::EmptyPointDelete => "empty_point_deletes",
             SpecOp::RangeDelete => "range_deletes",
+            SpecOp::Extend => "extends",
         }
     }
 
@@ -65,6 +71,7 @@ impl SpecOp {
                 | SpecOp::RangeQuery
                 | SpecOp::PointDelete
                 | SpecOp::RangeDelete
+                | SpecOp::Extend
         )
     }
 }
@@ -155,6 +162,8 @@ pub struct SectionPlan {
 pub struct Plan {
     /// Name for reports.
     pub name: String,
+    /// The spec's `epochs` block.
+    pub epochs: Option<EpochDefaults>,
     /// Value compressibility, in (0, 1].
     pub compression_ratio: f64,
     /// Sections in order.
@@ -178,6 +187,9 @@ impl Plan {
         self.sections.iter().any(|s| s.lifetimes)
     }
 }
+
+/// Bytes an `extends` operation appends when it gives no `len` (YCSB-IVS's default).
+pub const DEFAULT_EXTEND_BYTES: f64 = 100.0;
 
 /// Most operations in one group (far beyond any run, far below overflow).
 const MAX_OPS: u64 = 1 << 50;
@@ -296,6 +308,13 @@ fn pick_str(
 
 /// Builds the plan of a parsed spec; `default_name` names it when the spec does not.
 pub fn build(spec: &SpecFile, default_name: &str) -> Result<Plan, String> {
+    build_scaled(spec, default_name, &[])
+}
+
+/// Like [`build`], with the operation counts of phase i (groups in order) multiplied
+/// by `scales[i]` (1 for phases past the end), rounded, at least 1 where the spec
+/// gives at least 1.
+pub fn build_scaled(spec: &SpecFile, default_name: &str, scales: &[f64]) -> Result<Plan, String> {
     let compression_ratio = spec.compression_ratio.unwrap_or(1.0);
     if !(compression_ratio > 0.0 && compression_ratio <= 1.0) {
         return Err(format!(
@@ -307,6 +326,7 @@ pub fn build(spec: &SpecFile, default_name: &str) -> Result<Plan, String> {
     }
     let top = Scope::top(spec.character_set);
     let mut sections = Vec::new();
+    let mut phase = 0usize;
     for (si, sec) in spec.sections.iter().enumerate() {
         let path = format!("sections[{si}]");
         let scope = top.under(&sec.inherited(), &path)?;
@@ -327,15 +347,19 @@ pub fn build(spec: &SpecFile, default_name: &str) -> Result<Plan, String> {
             let gpath = format!("{path}.groups[{gi}]");
             let gscope = scope.under(&g.inherited(), &gpath)?;
             let name = g.name.clone().unwrap_or_else(|| format!("{label}/group{gi}"));
-            plan.groups.push(group(g, &gscope, &gpath, name)?);
+            let scale = scales.get(phase).copied().unwrap_or(1.0);
+            phase += 1;
+            plan.groups.push(group(g, &gscope, &gpath, name, scale)?);
         }
         super::section::resolve(&mut plan)?;
         plan.lifetimes = plan.groups.iter().flat_map(|g| &g.ops).any(|o| o.lifetime.is_some());
         sections.push(plan);
     }
     dedup_names(&mut sections, spec);
+    let epochs = spec.epochs.as_ref().map(|e| epochs(e, phase)).transpose()?;
     Ok(Plan {
         name: spec.name.clone().unwrap_or_else(|| default_name.to_string()),
+        epochs,
         compression_ratio,
         sections,
     })
@@ -361,11 +385,11 @@ fn dedup_names(sections: &mut [SectionPlan], spec: &SpecFile) {
 /// own character set.
 type OwnExpr = (SpecOp, Option<(StringExpr, String)>, Option<CharacterSet>);
 
-fn group(g: &GroupSpec, scope: &Scope, path: &str, name: String) -> Result<GroupPlan, String> {
+fn group(g: &GroupSpec, scope: &Scope, path: &str, name: String, scale: f64) -> Result<GroupPlan, String> {
     let mut ops = Vec::new();
     let mut add = |kind: SpecOp, count: &NumberExpr, sel: Option<&Distribution>, hot: Option<f64>| {
         let opath = format!("{path}.{}", kind.field());
-        let count = op_count(count, &format!("{opath}.op_count"))?;
+        let count = scaled(op_count(count, &format!("{opath}.op_count"))?, scale);
         let selection = match (sel, &scope.selection) {
             (Some(d), _) => Some(dist(d).map_err(|e| format!("{opath}.selection: {e}"))?),
             (None, Some((d, p))) => Some(dist(d).map_err(|e| format!("{p}: {e}"))?),
@@ -429,6 +453,19 @@ fn group(g: &GroupSpec, scope: &Scope, path: &str, name: String) -> Result<Group
             let p = format!("{path}.{}", kind.field());
             own_vals.push((kind, pick_str(&o.val, &o.val_len, &p, "val")?, o.character_set));
         }
+    }
+    if let Some(o) = &g.extends {
+        add(SpecOp::Extend, &o.op_count, o.selection.as_ref(), o.hot_probability)?;
+        let p = format!("{path}.extends");
+        let (len, len_path) = match &o.len {
+            Some(l) => (l.clone(), format!("{p}.len")),
+            None => (NumberExpr::Const(DEFAULT_EXTEND_BYTES), p.clone()),
+        };
+        let val = StringExpr::Uniform(UniformStr {
+            len,
+            character_set: None,
+        });
+        own_vals.push((SpecOp::Extend, Some((val, len_path)), o.character_set));
     }
     if let Some(o) = &g.point_queries {
         add(SpecOp::PointQuery, &o.op_count, o.selection.as_ref(), o.hot_probability)?;
@@ -546,8 +583,8 @@ fn group(g: &GroupSpec, scope: &Scope, path: &str, name: String) -> Result<Group
     if total == 0 {
         return Err(format!(
             "{path}: the group has no operations (give one of inserts, updates, merges, read_modify_writes, \
-             point_queries, empty_point_queries, range_queries, point_deletes, empty_point_deletes, range_deletes \
-             with op_count > 0)"
+             point_queries, empty_point_queries, range_queries, point_deletes, empty_point_deletes, range_deletes, \
+             extends with op_count > 0)"
         ));
     }
     if let Some(r) = g.rate
@@ -576,6 +613,58 @@ fn group(g: &GroupSpec, scope: &Scope, path: &str, name: String) -> Result<Group
         ops,
         sorted,
     })
+}
+
+/// `count` times `scale`, rounded, kept at 1 or more when `count` is.
+pub fn scaled(count: u64, scale: f64) -> u64 {
+    if scale == 1.0 || count == 0 {
+        return count;
+    }
+    ((count as f64 * scale).round() as u64).max(1)
+}
+
+/// The `epochs` block of a spec with `phases` groups: checked, each error naming its
+/// JSON path.
+fn epochs(e: &EpochsSpec, phases: usize) -> Result<EpochDefaults, String> {
+    if e.count == 0 {
+        return Err("epochs.count: give at least 1 epoch".to_string());
+    }
+    if phases < 2 {
+        return Err(
+            "epochs: a spec with epochs needs a group that loads the store and a last group to run in each \
+             epoch (it has one group)"
+                .to_string(),
+        );
+    }
+    let mut out = EpochDefaults {
+        count: Some(e.count),
+        ..EpochDefaults::default()
+    };
+    if let Some(x) = &e.extends {
+        if let Some(c) = &x.op_count {
+            out.extend_ops = Some(op_count(c, "epochs.extends.op_count")?);
+        }
+        if let Some(l) = &x.len {
+            let len = num_expr(l).map_err(|m| format!("epochs.extends.len: {m}"))?;
+            if let NumExpr::Const(v) = len
+                && !(v >= 0.0 && v.fract() == 0.0)
+            {
+                return Err(format!(
+                    "epochs.extends.len: give a whole number of bytes >= 0, got {v}"
+                ));
+            }
+            out.extend_len = Some(len);
+        }
+        if let Some(d) = &x.selection {
+            let d = dist(d).map_err(|m| format!("epochs.extends.selection: {m}"))?;
+            Selector::new(Some(&d)).map_err(|m| format!("epochs.extends.selection: {m}"))?;
+            out.extend_selection = Some(Some(d));
+        }
+    }
+    if let Some(modes) = &e.modes {
+        out.modes = Some(IvsMode::parse_list(modes).map_err(|m| format!("epochs.modes: {m}"))?);
+    }
+    Ok(out)
 }
 
 /// An operation count: a constant, or a distribution drawn once (with a seed fixed by

@@ -25,6 +25,34 @@ pub struct SpecFile {
     pub compression_ratio: Option<f64>,
     /// Isolated key spaces, run in order.
     pub sections: Vec<SectionSpec>,
+    /// Growing values in epochs (YCSB-IVS; kvmark): the groups before the last load
+    /// the store, and each epoch runs an extend phase and then the last group.
+    pub epochs: Option<EpochsSpec>,
+}
+
+/// `epochs {count, extends, modes}`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EpochsSpec {
+    /// Number of epochs.
+    pub count: u32,
+    /// Each epoch's extend phase.
+    pub extends: Option<EpochExtendsSpec>,
+    /// Run modes: main, clean, average, spread, or all.
+    pub modes: Option<Vec<String>>,
+}
+
+/// `epochs.extends {op_count, len, selection}`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EpochExtendsSpec {
+    /// Extends per epoch.
+    #[serde(alias = "amount")]
+    pub op_count: Option<NumberExpr>,
+    /// Bytes per extend.
+    pub len: Option<NumberExpr>,
+    /// Which keys grow.
+    pub selection: Option<Distribution>,
 }
 
 /// Fields a section or group passes down to its operations (a view built from the
@@ -143,6 +171,8 @@ pub struct GroupSpec {
     pub empty_point_deletes: Option<EmptySpec>,
     /// Range deletes starting at live keys.
     pub range_deletes: Option<RangeSpec>,
+    /// Appends of `len` bytes to the values of live keys (kvmark; YCSB-IVS's extend).
+    pub extends: Option<ExtendsSpec>,
 }
 
 /// `sorted {k, l}`: K the share (or count) of inserts out of place, L the largest
@@ -194,6 +224,23 @@ pub struct WriteSpec {
     /// Chance of picking a key with a hot prefix (keys with a `hot_range`; kvmark).
     pub hot_probability: Option<f64>,
     /// Character set default.
+    pub character_set: Option<CharacterSet>,
+}
+
+/// `extends`: grow the values of live keys (YCSB-IVS's extend operation).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExtendsSpec {
+    /// How many.
+    #[serde(alias = "amount")]
+    pub op_count: NumberExpr,
+    /// Bytes appended per operation (default 100).
+    pub len: Option<NumberExpr>,
+    /// Key selection.
+    pub selection: Option<Distribution>,
+    /// Chance of picking a key with a hot prefix.
+    pub hot_probability: Option<f64>,
+    /// Characters of the appended bytes.
     pub character_set: Option<CharacterSet>,
 }
 

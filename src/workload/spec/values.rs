@@ -46,6 +46,15 @@ impl ValuePool {
         ValuePool { data }
     }
 
+    /// A value of `len` bytes (at most half the buffer) starting at `offset`, taken
+    /// modulo the offsets where it fits: the same bytes for the same offset.
+    #[inline]
+    pub fn slice_at(&self, offset: usize, len: usize) -> &[u8] {
+        let len = len.min(POOL_BYTES / 2);
+        let off = offset % (POOL_BYTES - len + 1);
+        &self.data[off..off + len]
+    }
+
     /// A value of `len` bytes: a slice of the buffer when it fits in half of it,
     /// else consecutive slices copied into `out`.
     #[inline]
