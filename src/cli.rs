@@ -232,6 +232,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub rate: Option<Vec<String>>,
 
+    /// Run closed loop: drop a config file's rate, slo, arrival and slo_secs.
+    #[arg(long, conflicts_with_all = ["rate", "slo", "arrival", "slo_secs"])]
+    pub no_rate: bool,
+
     /// How paced units arrive: constant (evenly spaced) or poisson (exponential gaps,
     /// seeded with seed + thread). [default: constant]
     #[arg(long, value_name = "KIND")]

@@ -413,6 +413,7 @@ fn help_explains_the_open_loop_flags() {
     let help = stdout(&o);
     for flag in [
         "--rate",
+        "--no-rate",
         "--arrival",
         "--warmup",
         "--slo ",
