@@ -615,6 +615,9 @@ fn open_loop_response_times_and_the_warm_up_reach_every_sink() {
     assert_eq!(measured.to_string(), count);
     // json: the response distribution beside the service time, the rate and the pace.
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(d.join("r.json")).unwrap()).unwrap();
+    assert_eq!(doc["run"]["rates"][0]["per_s"], 2000.0);
+    assert_eq!(doc["run"]["arrival"], "constant");
+    assert_eq!(doc["run"]["warmup_s"], 0.5);
     let p = &doc["points"][0];
     assert_eq!(p["rate"]["per_s"], 2000.0);
     assert_eq!(p["ops"][0]["response"]["count"].as_u64().unwrap().to_string(), count);
