@@ -478,6 +478,9 @@ fn ctrl_c_reports_the_point_as_interrupted_and_exits_130() {
     assert!(out.contains("INTERRUPTED"), "{out}");
     // The interrupted point still reports what ran; the 2-thread point never started.
     assert!(op_count(&out, "get").unwrap_or(0) > 0, "{out}");
+    // Units and operations cover the same work: the units that finished before the
+    // stop are counted (one get each), so one throughput line.
+    assert!(out.contains("(1 op per unit)"), "{out}");
     assert!(!out.contains("threads=2"), "{out}");
     assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
 }
