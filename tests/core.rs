@@ -550,3 +550,29 @@ fn a_workload_can_require_modules_next_to_it() {
     assert_exit(&o, 0);
     assert_eq!(op_count(&stdout(&o), "put"), Some(5));
 }
+
+#[test]
+fn ctrl_c_while_seeding_reports_the_point_as_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("longload.lua");
+    std::fs::write(
+        &script,
+        "local function load(ctx)\n  for i = 1, 1e12 do kv.put(\"k\" .. (i % 1000), \"v\") end\nend\n\
+         return { load = load, run = function(ctx) kv.get(\"k1\") end }\n",
+    )
+    .unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kvmark"))
+        .args(["--secs", "1", "--threads", "1,2", script.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_exit(&o, 130);
+    let out = stdout(&o);
+    assert!(out.contains("INTERRUPTED"), "the seeding point says so:\n{out}");
+    assert!(!out.contains("threads=2"), "{out}");
+}
