@@ -675,3 +675,26 @@ fn a_specs_timeline_marks_each_phase() {
     }
     assert_eq!(phases, vec!["p1-write-heavy", "p2-read-heavy"], "{text}");
 }
+
+#[test]
+fn a_bound_that_no_workload_uses_is_warned_about() {
+    let spec = root().join("specs/ycsb-c.json");
+    let o = kvmark(&["--ops", "100", "--probe", "none", spec.to_str().unwrap()]);
+    assert_exit(&o, 0);
+    assert!(
+        stderr(&o).contains("warning: --ops and --secs do not apply to specs"),
+        "{}",
+        stderr(&o)
+    );
+    // A Lua workload beside it uses the bound: no warning.
+    let o = kvmark(&[
+        "--ops",
+        "100",
+        "--probe",
+        "none",
+        spec.to_str().unwrap(),
+        &bundled("null.lua"),
+    ]);
+    assert_exit(&o, 0);
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}
