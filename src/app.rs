@@ -216,6 +216,14 @@ pub fn warnings(plan: &Plan, outputs: &setup::Outputs, report_given: bool, bound
     {
         w.push(msg);
     }
+    for ((engine, key), origin) in &plan.option_origins {
+        if origin.starts_with("--engine-opt") && !plan.engines.iter().any(|e| e.name == engine) {
+            w.push(format!(
+                "--engine-opt {engine}.{key} has no effect: {engine} is not among the engines run (--backend {})",
+                plan.engines.iter().map(|e| e.name).collect::<Vec<_>>().join(",")
+            ));
+        }
+    }
     let uses_bound = |wl: &Arc<dyn crate::workload::Workload>| wl.phases().iter().any(|p| p.budget.is_none());
     if bound_given && !plan.workloads.iter().any(uses_bound) {
         w.push(

@@ -253,6 +253,28 @@ fn engine_sections_merge_with_engine_opt_flags() {
 }
 
 #[test]
+fn an_engine_option_for_an_engine_not_run_is_warned_about() {
+    let o = kvmark(&["--ops", "5", "--engine-opt", "sim.service=1ms", &workload("ctx.lua")]);
+    assert_exit(&o, 0);
+    assert!(
+        stderr(&o).contains("warning: --engine-opt sim.service has no effect: sim is not among the engines run"),
+        "{}",
+        stderr(&o)
+    );
+    let o = kvmark(&[
+        "--ops",
+        "5",
+        "--backend",
+        "sim",
+        "--engine-opt",
+        "sim.service=1us",
+        &workload("ctx.lua"),
+    ]);
+    assert_exit(&o, 0);
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}
+
+#[test]
 fn a_bad_engine_option_in_a_config_names_its_line() {
     let dir = tempfile::tempdir().unwrap();
     let cnf = dir.path().join("e.cnf");
