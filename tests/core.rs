@@ -576,3 +576,27 @@ fn ctrl_c_while_seeding_reports_the_point_as_interrupted() {
     assert!(out.contains("INTERRUPTED"), "the seeding point says so:\n{out}");
     assert!(!out.contains("threads=2"), "{out}");
 }
+
+#[test]
+fn a_lua_error_in_load_names_file_line_and_point_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("badload.lua");
+    std::fs::write(
+        &script,
+        "local function load(ctx)\n  kv.put(\"a\", \"b\")\n  if ctx.threads == 1 then error(\"no seed for one\") end\nend\n\
+         return { load = load, run = function(ctx) kv.get(\"a\") end }\n",
+    )
+    .unwrap();
+    let o = kvmark(&["--ops", "10", "--threads", "1,2", script.to_str().unwrap()]);
+    assert_exit(&o, 1);
+    let out = stdout(&o);
+    assert!(
+        out.contains("FAILED: badload skiplist t1 b1: seeding failed: ")
+            && out.contains("badload.lua:3: no seed for one"),
+        "{out}"
+    );
+    let rows = summary_rows(&out);
+    assert_eq!(rows.len(), 2, "{out}");
+    assert_eq!(rows[0].last().unwrap(), "failed");
+    assert_eq!(rows[1].last().unwrap(), "ok");
+}
