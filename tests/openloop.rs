@@ -111,8 +111,10 @@ fn a_stall_shows_in_open_loop_response_times_not_in_closed_loop_percentiles() {
     assert_exit(&closed, 0);
     let closed = stdout(&closed);
     let mut open_args = SIM_STALLS.to_vec();
-    // Half the engine's capacity: without stalls the schedule is easily kept.
-    open_args.extend(["--secs", "3.5", "--rate", "5000", &null]);
+    // A fifth of the engine's capacity: without stalls the schedule is easily kept,
+    // and the worker, which spins through each 100 us call, needs only a fifth of a
+    // CPU, so other processes on a busy machine cannot starve it below the rate.
+    open_args.extend(["--secs", "3.5", "--rate", "2000", &null]);
     let open = kvmark(&open_args);
     assert_exit(&open, 0);
     let open = stdout(&open);
@@ -145,7 +147,7 @@ fn a_stall_shows_in_open_loop_response_times_not_in_closed_loop_percentiles() {
     // The schedule held: achieved within 2% of the target.
     let rate = line(&open, "rate: ");
     let achieved = number_after(rate, "achieved");
-    assert!((achieved - 5000.0).abs() <= 100.0, "{rate}");
+    assert!((achieved - 2000.0).abs() <= 40.0, "{rate}");
     assert!(line(&open, "schedule: ").contains("lag max"), "{open}");
 }
 
