@@ -120,9 +120,11 @@ fn a_stall_shows_in_open_loop_response_times_not_in_closed_loop_percentiles() {
     let open = stdout(&open);
 
     // Closed loop: one call per stall waits (about 1 in 10,000), so p99.9 stays near the
-    // service time (the bound leaves room for a loaded machine); only the max shows it.
+    // service time; only the max shows the stall. The bound is the same 25 ms that the
+    // open-loop figures must reach, which leaves room for a machine so loaded that the
+    // worker is descheduled for milliseconds (12 ms was seen at load 9 on 2 cores).
     let c = row(&closed, None, "get");
-    assert!(c.p999() < 10e6, "closed-loop p99.9 {} ns:\n{closed}", c.p999());
+    assert!(c.p999() < 25e6, "closed-loop p99.9 {} ns:\n{closed}", c.p999());
     assert!(c.max() >= 25e6, "the stall was never hit:\n{closed}");
     assert!(!closed.contains("response time"), "{closed}");
 
