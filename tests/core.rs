@@ -457,17 +457,10 @@ fn engines_lists_the_reference_engine() {
 
 #[test]
 fn ctrl_c_reports_the_point_as_interrupted_and_exits_130() {
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kvmark"))
-        .args(["--secs", "30", "--threads", "1,2", &workload("slow.lua")])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_kvmark(&["--secs", "30", "--threads", "1,2", &workload("slow.lua")]);
     std::thread::sleep(Duration::from_millis(1500));
     let started = Instant::now();
-    // SAFETY: sending a signal to our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let o = child.wait_with_output().unwrap();
+    let o = interrupt(child);
     assert!(
         started.elapsed() < Duration::from_secs(10),
         "stopping took {:?}",
@@ -561,16 +554,9 @@ fn ctrl_c_while_seeding_reports_the_point_as_interrupted() {
          return { load = load, run = function(ctx) kv.get(\"k1\") end }\n",
     )
     .unwrap();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kvmark"))
-        .args(["--secs", "1", "--threads", "1,2", script.to_str().unwrap()])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_kvmark(&["--secs", "1", "--threads", "1,2", script.to_str().unwrap()]);
     std::thread::sleep(Duration::from_millis(1000));
-    // SAFETY: sending a signal to our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let o = child.wait_with_output().unwrap();
+    let o = interrupt(child);
     assert_exit(&o, 130);
     let out = stdout(&o);
     assert!(out.contains("INTERRUPTED"), "the seeding point says so:\n{out}");

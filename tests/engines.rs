@@ -465,34 +465,25 @@ fn engine_errors_are_counted_reported_and_fail_the_run() {
 fn ctrl_c_removes_the_temporary_stores_of_persistent_engines() {
     for engine in persistent() {
         let data = tempfile::tempdir().unwrap();
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_kvmark"))
-            .args([
-                "--backend",
-                engine,
-                "--data-dir",
-                data.path().to_str().unwrap(),
-                "--items",
-                "500",
-                "--secs",
-                "30",
-                "--threads",
-                "1,2",
-                &bundled("mixed.lua"),
-            ])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = spawn_kvmark(&[
+            "--backend",
+            engine,
+            "--data-dir",
+            data.path().to_str().unwrap(),
+            "--items",
+            "500",
+            "--secs",
+            "30",
+            "--threads",
+            "1,2",
+            &bundled("mixed.lua"),
+        ]);
         // Wait for the store to exist, then interrupt the timed phase.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while stores_in(data.path()).is_empty() {
-            assert!(std::time::Instant::now() < deadline, "{engine}: no store appeared");
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        wait_for(&format!("{engine}: a store directory"), || {
+            !stores_in(data.path()).is_empty()
+        });
         std::thread::sleep(std::time::Duration::from_millis(700));
-        // SAFETY: sending a signal to our own child process.
-        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-        let o = child.wait_with_output().unwrap();
+        let o = interrupt(child);
         assert_exit(&o, 130);
         assert!(stdout(&o).contains("INTERRUPTED"), "{engine}: {}", stdout(&o));
         assert!(

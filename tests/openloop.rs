@@ -338,17 +338,10 @@ fn expire_after_checks_its_arguments() {
 #[test]
 fn ctrl_c_ends_a_long_wait_between_paced_units() {
     // At 0.5 units/s the second unit is two seconds away: Ctrl-C must not wait for it.
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kvmark"))
-        .args(["--rate", "0.5", "--secs", "30", &bundled("null.lua")])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_kvmark(&["--rate", "0.5", "--secs", "30", &bundled("null.lua")]);
     std::thread::sleep(Duration::from_millis(700));
     let started = Instant::now();
-    // SAFETY: sending a signal to our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let o = child.wait_with_output().unwrap();
+    let o = interrupt(child);
     assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
     assert_exit(&o, 130);
     assert!(stdout(&o).contains("INTERRUPTED"), "{}", stdout(&o));

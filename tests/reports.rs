@@ -629,30 +629,21 @@ fn open_loop_response_times_and_the_warm_up_reach_every_sink() {
 fn a_run_that_dies_keeps_the_rows_of_its_finished_points() {
     let dir = tempfile::tempdir().unwrap();
     let (tsv, tl) = (dir.path().join("p.tsv"), dir.path().join("t.tsv"));
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kvmark"))
-        .args([
-            "--secs",
-            "1",
-            "--threads",
-            "1,2",
-            "--timeline",
-            "0.1",
-            "--report",
-            &format!("tsv:{},timeline:{}", tsv.display(), tl.display()),
-            &workload("slow.lua"),
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_kvmark(&[
+        "--secs",
+        "1",
+        "--threads",
+        "1,2",
+        "--timeline",
+        "0.1",
+        "--report",
+        &format!("tsv:{},timeline:{}", tsv.display(), tl.display()),
+        &workload("slow.lua"),
+    ]);
     // Wait until the first point's rows are out, then kill the run in its second
     // point: no chance to finish or clean up.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     let lines = |p: &Path| std::fs::read_to_string(p).map_or(0, |t| t.lines().count());
-    while lines(&tsv) < 2 {
-        assert!(std::time::Instant::now() < deadline, "the first point never reported");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for("the first point's tsv rows", || lines(&tsv) >= 2);
     std::thread::sleep(std::time::Duration::from_millis(500));
     child.kill().unwrap();
     let status = child.wait().unwrap();
