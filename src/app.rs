@@ -178,6 +178,7 @@ fn run_benchmark_with(args: RunArgs, open: Opener) -> u8 {
         }
     };
     let report_given = args.report.is_some();
+    let bound_given = args.ops.is_some() || args.secs.is_some();
     let save_config = args.save_config.clone();
     let outputs = match args.outputs() {
         Ok(o) => o,
@@ -193,7 +194,7 @@ fn run_benchmark_with(args: RunArgs, open: Opener) -> u8 {
             return EXIT_USAGE;
         }
     };
-    for w in warnings(&plan, &outputs, report_given) {
+    for w in warnings(&plan, &outputs, report_given, bound_given) {
         eprintln!("kvmark: warning: {w}");
     }
     // The replay config is needed by --save-config and by the report directory.
@@ -278,8 +279,9 @@ fn run_benchmark_with(args: RunArgs, open: Opener) -> u8 {
 }
 
 /// Things worth knowing before a run starts: a data directory in RAM, flags that
-/// will have no effect.
-pub fn warnings(plan: &Plan, outputs: &setup::Outputs, report_given: bool) -> Vec<String> {
+/// will have no effect. `report_given` and `bound_given` say whether `--report` and
+/// `--ops`/`--secs` were given (on the command line or in a config file).
+pub fn warnings(plan: &Plan, outputs: &setup::Outputs, report_given: bool, bound_given: bool) -> Vec<String> {
     let mut w = Vec::new();
     if let Some(dir) = &plan.data_dir
         && let Some(msg) = probe::device::ram_fs_warning(dir)
@@ -288,6 +290,22 @@ pub fn warnings(plan: &Plan, outputs: &setup::Outputs, report_given: bool) -> Ve
     }
     if outputs.auto_plot && outputs.report_dir.is_none() {
         w.push("--auto-plot draws into the report directory: add --report-dir DIR".to_string());
+    }
+    for ((engine, key), origin) in &plan.option_origins {
+        if origin.starts_with("--engine-opt") && !plan.engines.iter().any(|e| e.name == engine) {
+            w.push(format!(
+                "--engine-opt {engine}.{key} has no effect: {engine} is not among the engines run (--backend {})",
+                plan.engines.iter().map(|e| e.name).collect::<Vec<_>>().join(",")
+            ));
+        }
+    }
+    let uses_bound = |wl: &Arc<dyn crate::workload::Workload>| wl.phases().iter().any(|p| p.budget.is_none());
+    if bound_given && !plan.workloads.iter().any(uses_bound) {
+        w.push(
+            "--ops and --secs do not apply to specs and operation logs: each group (each log phase) has \
+             its own budget"
+                .to_string(),
+        );
     }
     if outputs.report_dir.is_some() {
         if report_given {

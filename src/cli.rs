@@ -36,10 +36,12 @@ pub const DEFAULT_SLO_SECS: f64 = 2.0;
     version,
     about = "A benchmark harness for sorted key-value stores",
     long_about = "A benchmark harness for sorted key-value stores.\n\n\
-        A workload (a Lua script) runs unchanged against every engine. kvmark sweeps the grid \
-        engines x threads x batch sizes, repeats each cell, times every operation into whole \
-        latency histograms, and reports throughput (wu/s: workload units, one per run() call; \
-        ops/s: primitive key operations) and latency percentiles per operation kind.",
+        A workload (a Lua script, a declarative JSON spec, or an operation log) runs unchanged \
+        against every engine. kvmark sweeps the grid engines x threads x batch sizes x target \
+        rates, repeats each cell, times every operation into whole latency histograms, and \
+        reports throughput (wu/s: workload units, one per run() call or spec operation; ops/s: \
+        primitive key operations) and latency percentiles per operation kind: service time in \
+        closed loop, and response time too in open loop (--rate, --slo).",
     after_help = "Examples:\n  \
         kvmark workloads/mixed.lua\n  \
         kvmark --secs 10 --threads 1,2 workloads/mixed.lua workloads/scan.lua\n  \
@@ -272,6 +274,10 @@ pub struct RunArgs {
     /// (response time) beside the engine call alone (service time).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub rate: Option<Vec<String>>,
+
+    /// Run closed loop: drop a config file's rate, slo, arrival and slo_secs.
+    #[arg(long, conflicts_with_all = ["rate", "slo", "arrival", "slo_secs"])]
+    pub no_rate: bool,
 
     /// How paced units arrive: constant (evenly spaced) or poisson (exponential gaps,
     /// seeded with seed + thread). [default: constant]

@@ -256,6 +256,28 @@ fn engine_sections_merge_with_engine_opt_flags() {
 }
 
 #[test]
+fn an_engine_option_for_an_engine_not_run_is_warned_about() {
+    let o = kvmark(&["--ops", "5", "--engine-opt", "sim.service=1ms", &workload("ctx.lua")]);
+    assert_exit(&o, 0);
+    assert!(
+        stderr(&o).contains("warning: --engine-opt sim.service has no effect: sim is not among the engines run"),
+        "{}",
+        stderr(&o)
+    );
+    let o = kvmark(&[
+        "--ops",
+        "5",
+        "--backend",
+        "sim",
+        "--engine-opt",
+        "sim.service=1us",
+        &workload("ctx.lua"),
+    ]);
+    assert_exit(&o, 0);
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}
+
+#[test]
 fn a_bad_engine_option_in_a_config_names_its_line() {
     let dir = tempfile::tempdir().unwrap();
     let cnf = dir.path().join("e.cnf");
@@ -408,4 +430,92 @@ fn open_loop_settings_replay_too() {
     let out = stdout(&again);
     assert!(out.contains("open loop: rate 1000,3000 (poisson arrivals)"), "{out}");
     assert_eq!(out.matches("rate: target ").count(), 2, "{out}");
+}
+
+#[test]
+fn open_loop_and_list_values_on_the_command_line_override_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let never = d.join("never.tsv");
+    let cnf = d.join("paced.cnf");
+    std::fs::write(
+        &cnf,
+        format!(
+            "[bench]\nworkload = {}\nbackend = sim\nbatch = 2\nitems = 13\nseed_threads = 2\nsecs = 0.3\n\
+             report = tsv:{}\nrate = 1000\narrival = poisson\nwarmup = 0.1\n\n[sim]\nservice = 1us\n",
+            bundled("null.lua"),
+            never.display()
+        ),
+    )
+    .unwrap();
+    // Every kind the first precedence test leaves out: an engine list, a batch list,
+    // integers, a sink list, and the open-loop strings and numbers. An SLO search on
+    // the command line replaces the file's rate.
+    let eff = d.join("eff.cnf");
+    let o = kvmark(&[
+        "--config",
+        cnf.to_str().unwrap(),
+        "--backend",
+        "skiplist",
+        "--batch",
+        "3",
+        "--items",
+        "14",
+        "--seed-threads",
+        "1",
+        "--report",
+        "console",
+        "--slo",
+        "p99<1s",
+        "--slo-secs",
+        "0.3",
+        "--arrival",
+        "constant",
+        "--warmup",
+        "0.05",
+        "--save-config",
+        eff.to_str().unwrap(),
+    ]);
+    assert_exit(&o, 0);
+    let s = sections(&eff);
+    let one = |key: &str| get(&s, "bench", key).join("|");
+    for (key, want) in [
+        ("backend", "skiplist"),
+        ("batch", "3"),
+        ("items", "14"),
+        ("seed_threads", "1"),
+        ("report", "console"),
+        ("slo", "p99<1s"),
+        ("slo_secs", "0.3"),
+        ("arrival", "constant"),
+        ("warmup", "0.05"),
+        ("rate", ""),
+    ] {
+        assert_eq!(one(key), want, "{key}");
+    }
+    assert!(!s.contains_key("sim"), "options of an engine that no longer runs");
+    assert!(!never.exists(), "the file's sink was replaced");
+    assert!(stdout(&o).contains("slo p99<1s"), "{}", stdout(&o));
+
+    // A rate on the command line replaces a file's SLO search, and --no-rate drops
+    // whichever the file has.
+    let searching = d.join("slo.cnf");
+    std::fs::write(
+        &searching,
+        format!(
+            "[bench]\nworkload = {}\nslo = p99<1ms\nslo_secs = 5\nsecs = 0.3\n",
+            bundled("null.lua")
+        ),
+    )
+    .unwrap();
+    let o = kvmark(&["--config", searching.to_str().unwrap(), "--rate", "2000"]);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    assert!(out.contains("rate: target 2000 wu/s") && !out.contains("slo "), "{out}");
+    for file in [&cnf, &searching] {
+        let o = kvmark(&["--config", file.to_str().unwrap(), "--no-rate", "--report", "console"]);
+        assert_exit(&o, 0);
+        let out = stdout(&o);
+        assert!(!out.contains("rate: target") && !out.contains("response time"), "{out}");
+    }
 }

@@ -457,17 +457,10 @@ fn engines_lists_the_reference_engine() {
 
 #[test]
 fn ctrl_c_reports_the_point_as_interrupted_and_exits_130() {
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kvmark"))
-        .args(["--secs", "30", "--threads", "1,2", &workload("slow.lua")])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_kvmark(&["--secs", "30", "--threads", "1,2", &workload("slow.lua")]);
     std::thread::sleep(Duration::from_millis(1500));
     let started = Instant::now();
-    // SAFETY: sending a signal to our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let o = child.wait_with_output().unwrap();
+    let o = interrupt(child);
     assert!(
         started.elapsed() < Duration::from_secs(10),
         "stopping took {:?}",
@@ -478,6 +471,9 @@ fn ctrl_c_reports_the_point_as_interrupted_and_exits_130() {
     assert!(out.contains("INTERRUPTED"), "{out}");
     // The interrupted point still reports what ran; the 2-thread point never started.
     assert!(op_count(&out, "get").unwrap_or(0) > 0, "{out}");
+    // Units and operations cover the same work: the units that finished before the
+    // stop are counted (one get each), so one throughput line.
+    assert!(out.contains("(1 op per unit)"), "{out}");
     assert!(!out.contains("threads=2"), "{out}");
     assert!(stderr(&o).contains("interrupted"), "{}", stderr(&o));
 }
@@ -546,4 +542,47 @@ fn a_workload_can_require_modules_next_to_it() {
     let o = kvmark_in(std::path::Path::new("/"), &["--ops", "5", main.to_str().unwrap()]);
     assert_exit(&o, 0);
     assert_eq!(op_count(&stdout(&o), "put"), Some(5));
+}
+
+#[test]
+fn ctrl_c_while_seeding_reports_the_point_as_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("longload.lua");
+    std::fs::write(
+        &script,
+        "local function load(ctx)\n  for i = 1, 1e12 do kv.put(\"k\" .. (i % 1000), \"v\") end\nend\n\
+         return { load = load, run = function(ctx) kv.get(\"k1\") end }\n",
+    )
+    .unwrap();
+    let child = spawn_kvmark(&["--secs", "1", "--threads", "1,2", script.to_str().unwrap()]);
+    std::thread::sleep(Duration::from_millis(1000));
+    let o = interrupt(child);
+    assert_exit(&o, 130);
+    let out = stdout(&o);
+    assert!(out.contains("INTERRUPTED"), "the seeding point says so:\n{out}");
+    assert!(!out.contains("threads=2"), "{out}");
+}
+
+#[test]
+fn a_lua_error_in_load_names_file_line_and_point_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("badload.lua");
+    std::fs::write(
+        &script,
+        "local function load(ctx)\n  kv.put(\"a\", \"b\")\n  if ctx.threads == 1 then error(\"no seed for one\") end\nend\n\
+         return { load = load, run = function(ctx) kv.get(\"a\") end }\n",
+    )
+    .unwrap();
+    let o = kvmark(&["--ops", "10", "--threads", "1,2", script.to_str().unwrap()]);
+    assert_exit(&o, 1);
+    let out = stdout(&o);
+    assert!(
+        out.contains("FAILED: badload skiplist t1 b1: seeding failed: ")
+            && out.contains("badload.lua:3: no seed for one"),
+        "{out}"
+    );
+    let rows = summary_rows(&out);
+    assert_eq!(rows.len(), 2, "{out}");
+    assert_eq!(rows[0].last().unwrap(), "failed");
+    assert_eq!(rows[1].last().unwrap(), "ok");
 }

@@ -324,3 +324,169 @@ fn the_parity_sample_lists_every_knob_and_its_sections_are_valid_options() {
         assert!(bench.contains(&key), "[bench] lacks {key}");
     }
 }
+
+#[test]
+fn the_timeline_samples_store_size_and_engine_internals_of_every_persistent_engine() {
+    let engines = persistent();
+    if engines.is_empty() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let tl_path = data.path().join("tl.tsv");
+    let o = kvmark(&[
+        "--backend",
+        &engines.join(","),
+        "--data-dir",
+        data.path().to_str().unwrap(),
+        "--items",
+        "2000",
+        "--secs",
+        "0.6",
+        "--timeline",
+        "0.1",
+        "--report",
+        &format!("timeline:{}", tl_path.display()),
+        &bundled("mixed.lua"),
+    ]);
+    assert_exit(&o, 0);
+    let tl = common::parse::read_tsv(&tl_path);
+    for engine in engines {
+        let rows: Vec<_> = tl
+            .rows
+            .iter()
+            .filter(|r| r["engine"] == engine && r["phase"] == "run")
+            .collect();
+        let has = |metric: &str| rows.iter().any(|r| r["metric"] == metric);
+        for metric in ["store.disk_bytes", "store.disk_files"] {
+            assert!(has(metric), "{engine}: no {metric} in its timeline");
+        }
+        let bytes: f64 = rows
+            .iter()
+            .filter(|r| r["metric"] == "store.disk_bytes")
+            .map(|r| r["value"].parse().unwrap())
+            .fold(0.0, f64::max);
+        assert!(bytes > 0.0, "{engine}: the store never occupied any disk");
+        // Every statistic the engine reports, sampled with the rest.
+        let store_stats: Vec<String> = {
+            let info = kvmark::engine::find(engine).unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let options = kvmark::engine::EngineOptions::new();
+            let req = kvmark::engine::OpenRequest::new(Some(dir.path().to_path_buf()), &options);
+            let store = (info.open)(&req).unwrap_or_else(|e| panic!("{engine}: {e}"));
+            let names = store.stats().into_iter().map(|(n, _)| n).collect();
+            store.close().unwrap();
+            names
+        };
+        for stat in store_stats {
+            assert!(has(&format!("engine.{stat}")), "{engine}: engine.{stat} never sampled");
+        }
+    }
+}
+
+#[test]
+fn engine_errors_are_counted_reported_and_fail_the_run() {
+    // A 1 MiB LMDB map cannot hold 2000 values of 4 KiB: puts fail with MDB_MAP_FULL.
+    // Nothing may pass silently, in the timed phase or in the seed.
+    if kvmark::engine::find("lmdb").is_none() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let writer = dir.path().join("writer.lua");
+    std::fs::write(
+        &writer,
+        "local V = string.rep('v', 4096)\n\
+         return { name = 'writer', run = function(ctx) kv.put(string.format('k%08d', ctx.iter), V) end }\n",
+    )
+    .unwrap();
+    let full = ["--backend", "lmdb", "--engine-opt", "lmdb.map_size=1M", "--data-dir"];
+    let o = kvmark(
+        &[
+            &full[..],
+            &[
+                data.path().to_str().unwrap(),
+                "--ops",
+                "2000",
+                "--report",
+                "console,tsv",
+                writer.to_str().unwrap(),
+            ],
+        ]
+        .concat(),
+    );
+    assert_exit(&o, 1);
+    let out = stdout(&o);
+    let errors = out
+        .lines()
+        .find(|l| l.starts_with("errors: put "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(errors.contains("MDB_MAP_FULL"), "the first message is shown: {errors}");
+    assert!(stderr(&o).contains("failed or saw engine errors"), "{}", stderr(&o));
+    // The tsv row carries the count and the rate.
+    let put = out
+        .lines()
+        .find(|l| l.starts_with("writer\tlmdb\t") && l.split('\t').nth(5) == Some("put"))
+        .unwrap_or_else(|| panic!("{out}"));
+    let cols: Vec<&str> = put.split('\t').collect();
+    let idx = |name: &str| kvmark::report::tsv::COLUMNS.iter().position(|c| *c == name).unwrap();
+    assert!(cols[idx("errors")].parse::<u64>().unwrap() > 0, "{put}");
+    assert!(cols[idx("err_rate")].parse::<f64>().unwrap() > 0.0, "{put}");
+
+    // A seed that loses writes fails its point: its figures would describe another
+    // dataset.
+    let o = kvmark(
+        &[
+            &full[..],
+            &[
+                data.path().to_str().unwrap(),
+                "--items",
+                "2000",
+                "--ops",
+                "100",
+                &bundled("mixed.lua"),
+            ],
+        ]
+        .concat(),
+    );
+    assert_exit(&o, 1);
+    let out = stdout(&o);
+    assert!(
+        out.contains("FAILED: mixed lmdb t1 b1: seeding failed: engine errors in load(): ")
+            && out.contains("MDB_MAP_FULL"),
+        "{out}"
+    );
+    assert!(stores_in(data.path()).is_empty(), "store directories left behind");
+}
+
+#[test]
+fn ctrl_c_removes_the_temporary_stores_of_persistent_engines() {
+    for engine in persistent() {
+        let data = tempfile::tempdir().unwrap();
+        let child = spawn_kvmark(&[
+            "--backend",
+            engine,
+            "--data-dir",
+            data.path().to_str().unwrap(),
+            "--items",
+            "500",
+            "--secs",
+            "30",
+            "--threads",
+            "1,2",
+            &bundled("mixed.lua"),
+        ]);
+        // Wait for the store to exist, then interrupt the timed phase.
+        wait_for(&format!("{engine}: a store directory"), || {
+            !stores_in(data.path()).is_empty()
+        });
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        let o = interrupt(child);
+        assert_exit(&o, 130);
+        assert!(stdout(&o).contains("INTERRUPTED"), "{engine}: {}", stdout(&o));
+        assert!(
+            stores_in(data.path()).is_empty(),
+            "{engine}: the interrupted run left {:?}",
+            stores_in(data.path())
+        );
+    }
+}

@@ -111,16 +111,20 @@ fn a_stall_shows_in_open_loop_response_times_not_in_closed_loop_percentiles() {
     assert_exit(&closed, 0);
     let closed = stdout(&closed);
     let mut open_args = SIM_STALLS.to_vec();
-    // Half the engine's capacity: without stalls the schedule is easily kept.
-    open_args.extend(["--secs", "3.5", "--rate", "5000", &null]);
+    // A fifth of the engine's capacity: without stalls the schedule is easily kept,
+    // and the worker, which spins through each 100 us call, needs only a fifth of a
+    // CPU, so other processes on a busy machine cannot starve it below the rate.
+    open_args.extend(["--secs", "3.5", "--rate", "2000", &null]);
     let open = kvmark(&open_args);
     assert_exit(&open, 0);
     let open = stdout(&open);
 
     // Closed loop: one call per stall waits (about 1 in 10,000), so p99.9 stays near the
-    // service time (the bound leaves room for a loaded machine); only the max shows it.
+    // service time; only the max shows the stall. The bound is the same 25 ms that the
+    // open-loop figures must reach, which leaves room for a machine so loaded that the
+    // worker is descheduled for milliseconds (12 ms was seen at load 9 on 2 cores).
     let c = row(&closed, None, "get");
-    assert!(c.p999() < 10e6, "closed-loop p99.9 {} ns:\n{closed}", c.p999());
+    assert!(c.p999() < 25e6, "closed-loop p99.9 {} ns:\n{closed}", c.p999());
     assert!(c.max() >= 25e6, "the stall was never hit:\n{closed}");
     assert!(!closed.contains("response time"), "{closed}");
 
@@ -145,7 +149,7 @@ fn a_stall_shows_in_open_loop_response_times_not_in_closed_loop_percentiles() {
     // The schedule held: achieved within 2% of the target.
     let rate = line(&open, "rate: ");
     let achieved = number_after(rate, "achieved");
-    assert!((achieved - 5000.0).abs() <= 100.0, "{rate}");
+    assert!((achieved - 2000.0).abs() <= 40.0, "{rate}");
     assert!(line(&open, "schedule: ").contains("lag max"), "{open}");
 }
 
@@ -334,17 +338,10 @@ fn expire_after_checks_its_arguments() {
 #[test]
 fn ctrl_c_ends_a_long_wait_between_paced_units() {
     // At 0.5 units/s the second unit is two seconds away: Ctrl-C must not wait for it.
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kvmark"))
-        .args(["--rate", "0.5", "--secs", "30", &bundled("null.lua")])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_kvmark(&["--rate", "0.5", "--secs", "30", &bundled("null.lua")]);
     std::thread::sleep(Duration::from_millis(700));
     let started = Instant::now();
-    // SAFETY: sending a signal to our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let o = child.wait_with_output().unwrap();
+    let o = interrupt(child);
     assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
     assert_exit(&o, 130);
     assert!(stdout(&o).contains("INTERRUPTED"), "{}", stdout(&o));
@@ -413,6 +410,7 @@ fn help_explains_the_open_loop_flags() {
     let help = stdout(&o);
     for flag in [
         "--rate",
+        "--no-rate",
         "--arrival",
         "--warmup",
         "--slo ",

@@ -615,9 +615,44 @@ fn open_loop_response_times_and_the_warm_up_reach_every_sink() {
     assert_eq!(measured.to_string(), count);
     // json: the response distribution beside the service time, the rate and the pace.
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(d.join("r.json")).unwrap()).unwrap();
+    assert_eq!(doc["run"]["rates"][0]["per_s"], 2000.0);
+    assert_eq!(doc["run"]["arrival"], "constant");
+    assert_eq!(doc["run"]["warmup_s"], 0.5);
     let p = &doc["points"][0];
     assert_eq!(p["rate"]["per_s"], 2000.0);
     assert_eq!(p["ops"][0]["response"]["count"].as_u64().unwrap().to_string(), count);
     assert!(p["pace"]["waited"].as_u64().unwrap() + p["pace"]["late"].as_u64().unwrap() > 0);
     assert!(p["warmup_units"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn a_run_that_dies_keeps_the_rows_of_its_finished_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tsv, tl) = (dir.path().join("p.tsv"), dir.path().join("t.tsv"));
+    let mut child = spawn_kvmark(&[
+        "--secs",
+        "1",
+        "--threads",
+        "1,2",
+        "--timeline",
+        "0.1",
+        "--report",
+        &format!("tsv:{},timeline:{}", tsv.display(), tl.display()),
+        &workload("slow.lua"),
+    ]);
+    // Wait until the first point's rows are out, then kill the run in its second
+    // point: no chance to finish or clean up.
+    let lines = |p: &Path| std::fs::read_to_string(p).map_or(0, |t| t.lines().count());
+    wait_for("the first point's tsv rows", || lines(&tsv) >= 2);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "the run was killed before its end");
+    let rows = read_tsv(&tsv).rows;
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!((rows[0]["threads"].as_str(), rows[0]["op"].as_str()), ("1", "get"));
+    // The timeline was written as it was sampled, into the second point too.
+    let samples = read_tsv(&tl).rows;
+    assert!(samples.iter().any(|r| r["threads"] == "1"), "no samples of point 1");
+    assert!(samples.iter().any(|r| r["threads"] == "2"), "no samples of point 2");
 }

@@ -610,3 +610,94 @@ fn a_group_rate_paces_its_phase() {
     assert!(wu <= 2002.0, "{wu} wu/s: the phases were not paced\n{out}");
     assert!(wu > 100.0, "{wu} wu/s\n{out}");
 }
+
+#[test]
+fn every_distribution_selects_keys_and_draws_numbers() {
+    // Each distribution of the schema as a selection (over live keys) and as a number
+    // expression (counts, lengths, row counts); every query must hit a live key.
+    let (_d, spec) = spec_file(
+        "dists.json",
+        r#"{"sections": [{"key_len": 8, "val": {"uniform": {"len": {"poisson": {"lambda": 20}}}},
+            "groups": [
+              {"inserts": {"op_count": 2000}},
+              {"name": "sel", "point_queries": {"op_count": 50, "selection": {"uniform": {"min": 0, "max": 1}}},
+               "updates": {"op_count": 50, "selection": {"normal": {"mean": 0.5, "std_dev": 0.1}}},
+               "merges": {"op_count": 50, "selection": {"beta": {"alpha": 2, "beta": 5}}},
+               "read_modify_writes": {"op_count": 50, "selection": {"zipf": {"s": 1.2, "scrambled": true}}},
+               "range_queries": {"op_count": 50, "scan_length": 5, "selection": {"exponential": {"lambda": 5}}}},
+              {"name": "more", "point_queries": {"op_count": 50, "selection": {"log_normal": {"mean": -2, "std_dev": 0.5}}},
+               "updates": {"op_count": 50, "selection": {"poisson": {"lambda": 10}}},
+               "merges": {"op_count": 50, "selection": {"weibull": {"scale": 0.3, "shape": 2}}},
+               "read_modify_writes": {"op_count": 50, "selection": {"pareto": {"scale": 0.1, "shape": 3}}},
+               "range_queries": {"op_count": 50, "scan_length": 5, "selection": {"latest": {}}}},
+              {"name": "numbers",
+               "inserts": {"op_count": {"normal": {"mean": 100, "std_dev": 10}},
+                           "val": {"uniform": {"len": {"weibull": {"scale": 30, "shape": 2}}}}},
+               "updates": {"op_count": {"exponential": {"lambda": 0.01}},
+                           "val": {"uniform": {"len": {"log_normal": {"mean": 3, "std_dev": 0.3}}}}},
+               "merges": {"op_count": {"pareto": {"scale": 10, "shape": 2}},
+                          "val": {"uniform": {"len": {"beta": {"alpha": 2, "beta": 2}}}}},
+               "range_queries": {"op_count": {"zipf": {"n": 100, "s": 0.99}},
+                                 "scan_length": {"uniform": {"min": 1, "max": 10}}}}]}]}"#,
+    );
+    let lines = gen_lines(&spec, &[]);
+    check_log(&lines, false);
+    let o = kvmark(&["--threads", "1,2", spec.to_str().unwrap()]);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    for phase in ["phase sel:", "phase more:", "phase numbers:"] {
+        assert!(out.contains(phase), "{out}");
+    }
+    assert_eq!(out.matches("get hit rate: 100.0%").count(), 2, "{out}");
+}
+
+#[test]
+fn a_specs_timeline_marks_each_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    let tl = dir.path().join("tl.tsv");
+    let spec = root().join("specs/tec-5.json");
+    let o = kvmark(&[
+        "--timeline",
+        "0.05",
+        "--report",
+        &format!("timeline:{}", tl.display()),
+        spec.to_str().unwrap(),
+    ]);
+    assert_exit(&o, 0);
+    let text = std::fs::read_to_string(&tl).unwrap();
+    let mut phases: Vec<&str> = Vec::new();
+    let mut last_elapsed = 0.0f64;
+    for row in text.lines().skip(1) {
+        let f: Vec<&str> = row.split('\t').collect();
+        let elapsed: f64 = f[6].parse().unwrap();
+        assert!(elapsed >= last_elapsed, "elapsed_s runs on across phases: {row}");
+        last_elapsed = elapsed;
+        if phases.last() != Some(&f[5]) {
+            phases.push(f[5]);
+        }
+    }
+    assert_eq!(phases, vec!["p1-write-heavy", "p2-read-heavy"], "{text}");
+}
+
+#[test]
+fn a_bound_that_no_workload_uses_is_warned_about() {
+    let spec = root().join("specs/ycsb-c.json");
+    let o = kvmark(&["--ops", "100", "--probe", "none", spec.to_str().unwrap()]);
+    assert_exit(&o, 0);
+    assert!(
+        stderr(&o).contains("warning: --ops and --secs do not apply to specs"),
+        "{}",
+        stderr(&o)
+    );
+    // A Lua workload beside it uses the bound: no warning.
+    let o = kvmark(&[
+        "--ops",
+        "100",
+        "--probe",
+        "none",
+        spec.to_str().unwrap(),
+        &bundled("null.lua"),
+    ]);
+    assert_exit(&o, 0);
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}

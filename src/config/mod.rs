@@ -374,6 +374,27 @@ pub fn overlay(file: RunArgs, cli: RunArgs) -> RunArgs {
     } else {
         (file.ivs_verify, file.no_ivs_verify)
     };
+    // Open loop has two modes that exclude each other: a rate given on the command line
+    // replaces the file's SLO search and the other way round; --no-rate drops both.
+    let (rate, slo, arrival, slo_secs) = if cli.no_rate {
+        (None, None, None, None)
+    } else if cli.rate.is_some() && cli.slo.is_none() {
+        (cli.rate, None, cli.arrival.or(file.arrival), cli.slo_secs)
+    } else if cli.slo.is_some() && cli.rate.is_none() {
+        (
+            None,
+            cli.slo,
+            cli.arrival.or(file.arrival),
+            cli.slo_secs.or(file.slo_secs),
+        )
+    } else {
+        (
+            cli.rate.or(file.rate),
+            cli.slo.or(file.slo),
+            cli.arrival.or(file.arrival),
+            cli.slo_secs.or(file.slo_secs),
+        )
+    };
     RunArgs {
         workloads: if cli.workloads.is_empty() {
             file.workloads
@@ -414,11 +435,12 @@ pub fn overlay(file: RunArgs, cli: RunArgs) -> RunArgs {
         no_auto_plot,
         config: cli.config,
         save_config: cli.save_config,
-        rate: cli.rate.or(file.rate),
-        arrival: cli.arrival.or(file.arrival),
+        rate,
+        no_rate: cli.no_rate,
+        arrival,
         warmup: cli.warmup.or(file.warmup),
-        slo: cli.slo.or(file.slo),
-        slo_secs: cli.slo_secs.or(file.slo_secs),
+        slo,
+        slo_secs,
         epochs: cli.epochs.or(file.epochs),
         extend_ops: cli.extend_ops.or(file.extend_ops),
         extend_bytes: cli.extend_bytes.or(file.extend_bytes),
@@ -561,5 +583,42 @@ mod tests {
         assert!(kept.seed_once);
         assert_eq!(kept.timeline, Some(1.0));
         assert!(kept.auto_plot);
+    }
+
+    #[test]
+    fn a_rate_or_slo_on_the_command_line_replaces_the_files_open_loop_mode() {
+        let paced = p("[bench]\nrate = 1000\narrival = poisson\n").unwrap();
+        let searching = p("[bench]\nslo = p99<1ms\nslo_secs = 3\n").unwrap();
+        let m = overlay(
+            paced.clone(),
+            RunArgs {
+                slo: Some("p99<2ms".into()),
+                ..RunArgs::default()
+            },
+        );
+        assert_eq!((m.rate, m.slo.as_deref()), (None, Some("p99<2ms")));
+        assert_eq!(
+            m.arrival.as_deref(),
+            Some("poisson"),
+            "arrivals apply to SLO probes too"
+        );
+        let m = overlay(
+            searching.clone(),
+            RunArgs {
+                rate: Some(vec!["500".into()]),
+                ..RunArgs::default()
+            },
+        );
+        assert_eq!((m.rate, m.slo, m.slo_secs), (Some(vec!["500".to_string()]), None, None));
+        for file in [paced, searching] {
+            let m = overlay(
+                file,
+                RunArgs {
+                    no_rate: true,
+                    ..RunArgs::default()
+                },
+            );
+            assert_eq!((m.rate, m.slo, m.arrival, m.slo_secs), (None, None, None, None));
+        }
     }
 }

@@ -116,9 +116,11 @@ pub const DEFAULT_MAX_VALUE_BYTES: u64 = 1_600_000;
 pub enum AppendMethod {
     /// A native merge operator: one write, no read.
     NativeMerge,
-    /// Read, concatenate and write back inside one transaction or under the engine's
-    /// own atomicity.
+    /// Read, concatenate and write back inside one transaction.
     ReadModifyWrite,
+    /// Read, concatenate and publish with a compare-and-swap on the key's value slot,
+    /// retried if another writer got there first (the lock-free in-memory engines).
+    CompareAndSwap,
     /// A read, then a separate write: the engine has neither transactions nor a merge
     /// operator, so two concurrent appends to one key may lose one of them.
     ReadThenWrite,
@@ -130,6 +132,7 @@ impl AppendMethod {
         match self {
             AppendMethod::NativeMerge => "native merge operator",
             AppendMethod::ReadModifyWrite => "read-modify-write in one transaction",
+            AppendMethod::CompareAndSwap => "read-modify-write with a compare-and-swap of the value (atomic)",
             AppendMethod::ReadThenWrite => "a get, then a put: not atomic (the engine has no transactions)",
         }
     }

@@ -31,7 +31,7 @@ pub static INFO: EngineInfo = EngineInfo {
     name: "sim",
     persistent: false,
     description: "calibration engine: the skiplist store plus a configurable service time and periodic store-wide stalls",
-    append: AppendMethod::ReadModifyWrite,
+    append: AppendMethod::CompareAndSwap,
     del_reports_existence: true,
     // Batches go to the skiplist store, which applies them key by key.
     atomic_batches: false,

@@ -84,7 +84,7 @@ pub static INFO: EngineInfo = EngineInfo {
     name: "skiplist",
     persistent: false,
     description: "in-memory lock-free skip list (crossbeam-skiplist); the reference engine",
-    append: AppendMethod::ReadModifyWrite,
+    append: AppendMethod::CompareAndSwap,
     del_reports_existence: true,
     // Each key of a batch is inserted on its own (see the module comment).
     atomic_batches: false,

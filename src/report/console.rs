@@ -108,8 +108,12 @@ impl Sink for Console {
             if let Some(report) = &p.slo {
                 openloop::slo_evidence(out, report)?;
             }
-            if let PointStatus::Failed(msg) = &p.status {
-                writeln!(out, "FAILED: {msg}")?;
+            match &p.status {
+                PointStatus::Ok => {}
+                PointStatus::Failed(msg) => writeln!(out, "FAILED: {msg}")?,
+                PointStatus::Interrupted => {
+                    writeln!(out, "INTERRUPTED: stopped by Ctrl-C before anything was measured")?
+                }
             }
             return out.flush();
         }

@@ -10,6 +10,7 @@ use super::figures::{hit_rate, phase_views};
 use super::{RunInfo, Sink};
 use crate::metrics::{Histogram, KindStats, LatencySet, LatencySummary, PaceStats, QUANTILES, Recorder};
 use crate::run::RunOutcome;
+use crate::run::pace::Rate;
 use crate::run::result::{PointResult, PointStatus, RepeatRun, SeedResult, Spread};
 use crate::run::slo::SloReport;
 use crate::workload::{Budget, SweepValue};
@@ -35,6 +36,10 @@ impl Json {
             points: Vec::new(),
         }
     }
+}
+
+fn rate(r: &Rate) -> Value {
+    json!({ "text": r.text, "per_s": r.per_sec, "bytes": r.bytes })
 }
 
 fn spread(s: Spread) -> Value {
@@ -194,7 +199,7 @@ pub fn point(p: &PointResult) -> Value {
         "error": match &p.status { PointStatus::Failed(m) => Some(m.as_str()), _ => None },
         "wu_per_s": spread(p.wu_per_sec()),
         "ops_per_s": spread(p.ops_per_sec()),
-        "rate": key.rate.as_ref().map(|r| json!({ "text": r.text, "per_s": r.per_sec, "bytes": r.bytes })),
+        "rate": key.rate.as_ref().map(rate),
         "arrival": key.rate.as_ref().map(|_| key.arrival.name()),
         "achieved": p.achieved().map(spread),
         "bytes_per_s": spread(p.bytes_per_sec()),
@@ -246,6 +251,10 @@ pub fn run_info(info: &RunInfo) -> Value {
         "data_dir": info.data_dir.as_ref().map(|d| d.display().to_string()),
         "started_unix": info.started_unix,
         "command": info.command,
+        "rates": info.rates.iter().map(rate).collect::<Vec<_>>(),
+        "arrival": (!info.rates.is_empty() || info.slo.is_some()).then(|| info.arrival.name()),
+        "warmup_s": info.warmup.map(|w| w.as_secs_f64()),
+        "slo": info.slo.as_ref().map(|(s, secs)| json!({ "objective": s.text, "probe_secs": secs })),
     })
 }
 

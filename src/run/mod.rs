@@ -410,8 +410,12 @@ impl Runner<'_> {
         let sample_as = SampleAs { key: &key, seq, repeat };
         let crew = self.crew(&store, threads, cell.batch, cell.sweep.clone(), sample_as);
         let outcome = crew::run(&crew, &[Step::Load], &mut progress);
+        let dropped = match outcome.end {
+            CrewEnd::Done => seed_errors(&outcome.steps[0].rec),
+            _ => None,
+        };
         match outcome.end {
-            CrewEnd::Done => {
+            CrewEnd::Done if dropped.is_none() => {
                 let step = &outcome.steps[0];
                 let seed = SeedResult {
                     threads,
@@ -425,8 +429,9 @@ impl Runner<'_> {
                 })
             }
             end => {
-                let mut why = match end {
-                    CrewEnd::Failed(e) => format!("seeding failed: {e}"),
+                let mut why = match (end, dropped) {
+                    (_, Some(errors)) => format!("seeding failed: {errors}"),
+                    (CrewEnd::Failed(e), _) => format!("seeding failed: {e}"),
                     _ => "interrupted while seeding".to_string(),
                 };
                 if let Err(e) = store.close() {
@@ -561,6 +566,26 @@ impl Runner<'_> {
         }
         point
     }
+}
+
+/// The engine errors a seed saw, as one message, or None. A seed that lost writes
+/// would leave every later figure of the point describing another dataset, so it
+/// fails the point instead of passing silently.
+fn seed_errors(rec: &Recorder) -> Option<String> {
+    let failed: Vec<String> = rec
+        .used()
+        .filter(|(_, s)| s.errors > 0)
+        .map(|(kind, s)| {
+            format!(
+                "{} of {} {} calls failed ({})",
+                s.errors,
+                s.count(),
+                kind.name(),
+                s.first_error.as_deref().unwrap_or("no message")
+            )
+        })
+        .collect();
+    (!failed.is_empty()).then(|| format!("engine errors in load(): {}", failed.join("; ")))
 }
 
 fn failed_status(msg: &str, label: &str, abort: &AtomicBool) -> PointStatus {

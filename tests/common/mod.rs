@@ -38,6 +38,34 @@ pub fn kvmark_in(dir: &Path, args: &[&str]) -> Output {
         .expect("run the kvmark binary")
 }
 
+/// Starts kvmark with `args` in the repository root, its output captured, for tests
+/// that signal or kill a run.
+pub fn spawn_kvmark(args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_kvmark"))
+        .args(args)
+        .current_dir(root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the kvmark binary")
+}
+
+/// Sends Ctrl-C (SIGINT) to a spawned run and collects its output.
+pub fn interrupt(child: std::process::Child) -> Output {
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    child.wait_with_output().expect("wait for kvmark")
+}
+
+/// Polls `ready` every 20 ms until it holds, failing the test after a minute.
+pub fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !ready() {
+        assert!(std::time::Instant::now() < deadline, "{what} never happened");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// Stdout as text.
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

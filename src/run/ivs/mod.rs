@@ -237,8 +237,8 @@ pub struct EpochInfo {
     pub target_records: Option<u64>,
     /// Clean: the dump of the main store, as (wall ns, file bytes), median over repeats.
     pub dump: Option<(u64, u64)>,
-    /// Hash of the store's logical contents (main: at the dump; clean: after the
-    /// restore, with `--ivs-verify`).
+    /// Hash of the store's logical contents, with `--ivs-verify` (main: after the
+    /// extend phase; clean: after the restore).
     pub data_hash: Option<u64>,
     /// Figures over repeats: mean and 95% interval.
     pub intervals: Intervals,

@@ -403,6 +403,15 @@ struct LuaProgram {
     ctx: Table,
 }
 
+impl LuaProgram {
+    /// Units of the chunk starting at `first_iter` that finished: the drivers set
+    /// `ctx.iter` before each unit, so it names the one that was running.
+    fn units_finished(&self, first_iter: u64, n: u64) -> u64 {
+        let running = self.ctx.get::<i64>("iter").unwrap_or(first_iter as i64);
+        (running - first_iter as i64).clamp(0, n as i64) as u64
+    }
+}
+
 impl Program for LuaProgram {
     fn load(&mut self) -> Result<(), WorkloadError> {
         let Some(load) = &self.load else {
@@ -419,15 +428,21 @@ impl Program for LuaProgram {
             return Ok(0);
         }
         let range = (first_iter as i64, (first_iter + n - 1) as i64);
-        if self.state.kv_mut().unit_hooks() {
-            let done: i64 = self.state.call_open(&self.hooked, range)?;
-            if self.state.kv_mut().aborted() {
-                return Err(WorkloadError::Interrupted);
-            }
-            return Ok(done as u64);
+        let result = if self.state.kv_mut().unit_hooks() {
+            self.state
+                .call_open::<_, i64>(&self.hooked, range)
+                .map(|done| done as u64)
+        } else {
+            self.state.call_open::<_, ()>(&self.driver, range).map(|()| n)
+        };
+        match result {
+            // Ctrl-C stops a chunk with a Lua error from its next verb. Count the units
+            // that finished before it, so an interrupted point's figures stay consistent
+            // (its wu/s and ops/s cover the same units); the crew sees the interruption
+            // in the abort flag.
+            Err(_) if self.state.kv_mut().aborted() => Ok(self.units_finished(first_iter, n)),
+            other => other,
         }
-        self.state.call_open::<_, ()>(&self.driver, range)?;
-        Ok(n)
     }
 
     fn kv(&mut self) -> &mut Kv {

@@ -212,7 +212,7 @@ pub fn generate(req: &GenRequest<'_>) -> Result<GenSummary, GenError> {
     let bar = if io::stderr().is_terminal() {
         let bar = ProgressBar::new(passes.iter().sum());
         bar.set_style(
-            ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ops, {per_sec}, eta {eta}")
+            ProgressStyle::with_template("{msg} [{bar:40}] {human_pos}/{human_len} ops, {per_sec:0}, eta {eta}")
                 .expect("static template")
                 .progress_chars("=> "),
         );
