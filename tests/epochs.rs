@@ -519,3 +519,60 @@ fn a_spec_extends_operation_appends_len_bytes_to_live_keys() {
         Some(300)
     );
 }
+
+#[test]
+fn a_real_epoch_run_plots_per_epoch_charts_per_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = root().join("specs/ivs-a.json");
+    let o = kvmark(&[
+        "--probe",
+        "none",
+        "--report-dir",
+        dir.path().to_str().unwrap(),
+        "--auto-plot",
+        "--repeat",
+        "2",
+        "--scale",
+        "0.02",
+        "--epochs",
+        "3",
+        "--ivs-mode",
+        "all",
+        spec.to_str().unwrap(),
+    ]);
+    assert_exit(&o, 0);
+    let run = std::fs::read_dir(dir.path()).unwrap().next().unwrap().unwrap().path();
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("figures/figures.json")).unwrap()).unwrap();
+    let fig = manifest["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["family"] == "epochs")
+        .expect("an epochs figure");
+    let panels: BTreeMap<String, Vec<String>> = fig["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let series = p["series"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s.as_str().unwrap().to_string());
+            (p["metric"].as_str().unwrap().to_string(), series.collect())
+        })
+        .collect();
+    let run_modes: Vec<String> = ["main", "clean", "average", "spread"]
+        .iter()
+        .map(|m| format!("skiplist {m}"))
+        .collect();
+    for metric in ["wu_per_s", "get.mean_ns", "get.p99_ns", "put.p99_ns", "volume_bytes"] {
+        assert_eq!(panels[metric], run_modes, "{metric}: a line per run mode");
+    }
+    assert_eq!(panels["extend.wu_per_s"], vec!["skiplist extend".to_string()]);
+    assert_eq!(panels["append.p99_ns"], vec!["skiplist extend".to_string()]);
+    let png = std::fs::read(run.join("figures").join(fig["file"].as_str().unwrap())).unwrap();
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 20_000);
+    assert!(run.join("report.html").exists());
+}

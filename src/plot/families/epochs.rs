@@ -22,6 +22,25 @@ fn mode_mark(mode: &str) -> Mark {
 /// A figure quantity read from an epoch.
 type Pick = Box<dyn Fn(&Epoch) -> Option<Interval>>;
 
+/// Which modes a panel draws: the run modes, or the extend phase (whose throughput is
+/// of appends, not of the workload's units, so it gets panels of its own).
+#[derive(Clone, Copy, PartialEq)]
+enum Modes {
+    Run,
+    Extend,
+    All,
+}
+
+impl Modes {
+    fn has(self, mode: &str) -> bool {
+        match self {
+            Modes::Run => mode != "extend",
+            Modes::Extend => mode == "extend",
+            Modes::All => true,
+        }
+    }
+}
+
 /// Per workload and grid cell (the epoch aside): a panel per figure.
 pub fn figures(ctx: &Ctx<'_>) -> Vec<Figure> {
     let epoch_points: Vec<DirPoint<'_>> = ctx
@@ -45,18 +64,27 @@ pub fn figures(ctx: &Ctx<'_>) -> Vec<Figure> {
                 engines.join(", ")
             ),
         );
-        let mut panels: Vec<(String, String, Axis, Pick)> = vec![
+        let mut panels: Vec<(String, String, Axis, Pick, Modes)> = vec![
             (
-                "throughput (wu/s)".into(),
+                "run phase throughput (wu/s)".into(),
                 "wu_per_s".into(),
                 Axis::linear("throughput (wu/s)", Unit::PerSec),
                 Box::new(|e: &Epoch| e.intervals.wu_per_s),
+                Modes::Run,
             ),
             (
-                "throughput (ops/s)".into(),
+                "run phase throughput (ops/s)".into(),
                 "ops_per_s".into(),
                 Axis::linear("throughput (ops/s)", Unit::PerSec),
                 Box::new(|e: &Epoch| e.intervals.ops_per_s),
+                Modes::Run,
+            ),
+            (
+                "extend phase throughput (appends/s)".into(),
+                "extend.wu_per_s".into(),
+                Axis::linear("throughput (appends/s)", Unit::PerSec),
+                Box::new(|e: &Epoch| e.intervals.wu_per_s),
+                Modes::Extend,
             ),
         ];
         let mut ops: Vec<String> = points
@@ -73,12 +101,14 @@ pub fn figures(ctx: &Ctx<'_>) -> Vec<Figure> {
                 format!("{op}.mean_ns"),
                 Axis::linear("latency", Unit::Nanos),
                 Box::new(move |e: &Epoch| e.intervals.ops.get(&a).and_then(|o| o.mean_ns)),
+                Modes::All,
             ));
             panels.push((
                 format!("{op} p99 latency"),
                 format!("{op}.p99_ns"),
                 Axis::linear("latency", Unit::Nanos),
                 Box::new(move |e: &Epoch| e.intervals.ops.get(&b).and_then(|o| o.p99_ns)),
+                Modes::All,
             ));
         }
         let has_volume = points
@@ -96,9 +126,10 @@ pub fn figures(ctx: &Ctx<'_>) -> Vec<Figure> {
                         n: 1,
                     })
                 }),
+                Modes::Run,
             ));
         }
-        for (title, metric, y, pick) in panels {
+        for (title, metric, y, pick, modes) in panels {
             let mut panel = Panel::new(title, Axis::linear("epoch", Unit::Count), y).metric(&metric);
             for ((d, engine, mode), mut pts) in group_by(points.iter().copied(), |(d, p)| {
                 (
@@ -107,6 +138,9 @@ pub fn figures(ctx: &Ctx<'_>) -> Vec<Figure> {
                     p.epoch.as_ref().map_or(String::new(), |e| e.mode.clone()),
                 )
             }) {
+                if !modes.has(&mode) {
+                    continue;
+                }
                 pts.sort_by_key(|(_, p)| epoch_of(p));
                 let mut s = Series::new(
                     format!("{} {mode}", ctx.label(d, &engine)),
@@ -120,7 +154,8 @@ pub fn figures(ctx: &Ctx<'_>) -> Vec<Figure> {
                         let x = e.number as f64;
                         s.points.push([x, i.mean]);
                         if i.ci95 > 0.0 {
-                            s.band.push([x, i.mean - i.ci95, i.mean + i.ci95]);
+                            // Throughput and latency are never negative.
+                            s.band.push([x, (i.mean - i.ci95).max(0.0), i.mean + i.ci95]);
                         }
                     }
                 }
