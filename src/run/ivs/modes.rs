@@ -22,6 +22,14 @@ use crate::workload::Workload;
 use crate::workload::spec::plan::scaled;
 
 impl MainMonitor<'_, '_> {
+    /// Key ranges a dump is read in, one thread each: every CPU (the dump is not
+    /// measured, so it may use the whole machine), and at least one per worker, so
+    /// each worker of the restore loads whole files.
+    fn dump_ranges(&self) -> usize {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        cpus.max(self.run.cell.threads)
+    }
+
     /// Runs the other modes of epoch `e` on fresh stores. Their failures go into their
     /// points; only Ctrl-C stops the main crew.
     pub(super) fn other_modes(&mut self, e: u32) -> Result<(), String> {
@@ -45,8 +53,7 @@ impl MainMonitor<'_, '_> {
                 index: false,
                 hash: verify,
             };
-            // One range per thread, as the restore loads them.
-            let splits = self.epochs[e as usize - 1].index.split_points(self.run.cell.threads);
+            let splits = self.epochs[e as usize - 1].index.split_points(self.dump_ranges());
             match data::scan_store(self.main.store.as_ref(), &splits, wants, path.as_deref()) {
                 Ok((scan, d)) => {
                     main_hash = scan.hash;
@@ -184,7 +191,7 @@ impl MainMonitor<'_, '_> {
             verify: (mode == IvsMode::Clean && run.ep.verify).then(|| Verify {
                 store: &store,
                 want: main_hash,
-                splits: st.index.split_points(run.cell.threads),
+                splits: st.index.split_points(self.dump_ranges()),
                 run_step: loads,
             }),
             hash: None,
