@@ -15,6 +15,7 @@ pub mod expiry;
 pub mod kv;
 pub mod live;
 pub mod pace;
+pub mod pacer;
 pub mod progress;
 pub mod result;
 pub mod sampler;
