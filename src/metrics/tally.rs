@@ -26,6 +26,9 @@ pub const TALLY_LEN: usize = ((BUCKETS + 1) as usize) << HALF_BITS;
 #[cfg(test)]
 const RANGE_END: u64 = 1 << (SUB_BITS + BUCKETS - 1);
 
+/// Counts a drain tests for zero at once.
+const BLOCK: usize = 32;
+
 /// Latency counts of one operation kind not yet added to its histograms: service
 /// times and (open loop) response times side by side in one allocation, so that one
 /// check finds both. Pages of response times a closed-loop run never touches are never
@@ -33,8 +36,6 @@ const RANGE_END: u64 = 1 << (SUB_BITS + BUCKETS - 1);
 #[derive(Clone)]
 pub struct Tally {
     counts: Box<[u64; 2 * TALLY_LEN]>,
-    /// Samples per latency set since its last drain.
-    samples: [u64; 2],
 }
 
 impl Default for Tally {
@@ -45,9 +46,7 @@ impl Default for Tally {
 
 impl std::fmt::Debug for Tally {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tally")
-            .field("samples", &self.samples)
-            .finish_non_exhaustive()
+        f.debug_struct("Tally").finish_non_exhaustive()
     }
 }
 
@@ -58,10 +57,7 @@ impl Tally {
             .into_boxed_slice()
             .try_into()
             .expect("the vector has 2 * TALLY_LEN counts");
-        Tally {
-            counts,
-            samples: [0; 2],
-        }
+        Tally { counts }
     }
 
     /// Counts one sample of `ns` nanoseconds in `set`, as
@@ -77,7 +73,6 @@ impl Tally {
             return self.record_beyond_range(set);
         }
         self.counts[set as usize * TALLY_LEN + index] += 1;
-        self.samples[set as usize] += 1;
     }
 
     /// A sample too large for the counts: one hour, as hdrhistogram saturates it.
@@ -87,29 +82,27 @@ impl Tally {
         self.record(set, HIST_MAX_NS);
     }
 
-    /// True when `set` has no counts since its last drain.
-    #[inline]
-    pub fn is_empty(&self, set: LatencySet) -> bool {
-        self.samples[set as usize] == 0
+    /// Adds every count of `set` into `hist` (a histogram of kvmark's bounds, as
+    /// [`super::new_histogram`] makes) and empties it.
+    pub fn drain_into(&mut self, set: LatencySet, hist: &mut Histogram) {
+        self.drain_with(set, |value, count| hist.saturating_record_n(value, count));
     }
 
-    /// Adds every count of `set` into `hist` (a histogram of kvmark's bounds, as
-    /// [`super::new_histogram`] makes) and empties it. Runs at hand-overs and step ends,
-    /// never per sample: the scan skips 8 empty counts at a time (some 30,000
-    /// instructions), cheaper overall than noting per sample which buckets were used.
-    pub fn drain_into(&mut self, set: LatencySet, hist: &mut Histogram) {
-        if std::mem::take(&mut self.samples[set as usize]) == 0 {
-            return;
-        }
+    /// Hands every count of `set` to `each` as (value in ns, count), in ascending
+    /// order, and empties it. Runs at hand-overs and step ends, never per sample: a
+    /// scan of the whole set that skips 32 empty counts at a time (plus one histogram
+    /// record per distinct value) costs less than keeping track, per sample, of what
+    /// was used.
+    pub fn drain_with(&mut self, set: LatencySet, mut each: impl FnMut(u64, u64)) {
         let counts = &mut self.counts[set as usize * TALLY_LEN..][..TALLY_LEN];
-        for (block, eight) in counts.chunks_exact_mut(8).enumerate() {
-            if eight.iter().fold(0, |any, &c| any | c) == 0 {
+        for (block, run) in counts.chunks_exact_mut(BLOCK).enumerate() {
+            if run.iter().fold(0, |any, &c| any | c) == 0 {
                 continue;
             }
-            for (offset, count) in eight.iter_mut().enumerate() {
+            for (offset, count) in run.iter_mut().enumerate() {
                 if *count != 0 {
                     // Index 0 holds the samples of 0 ns, which count as 1 ns.
-                    hist.saturating_record_n(value_at(block * 8 + offset).max(1), *count);
+                    each(value_at(block * BLOCK + offset).max(1), *count);
                     *count = 0;
                 }
             }
@@ -140,19 +133,22 @@ impl Tallies {
         }
     }
 
-    /// Adds every count into `rec`'s histograms (creating a kind's response-time
-    /// histogram when it has response times) and empties the tallies.
-    pub fn drain_into(&mut self, rec: &mut Recorder) {
+    /// Adds every count into `rec`'s histograms and empties the tallies; response
+    /// times too when `response` (a paced worker: only it records them), creating a
+    /// kind's response-time histogram when it has any.
+    pub fn drain_into(&mut self, rec: &mut Recorder, response: bool) {
         for kind in OpKind::ALL {
             let Some(t) = self.kinds[kind.index()].as_mut() else {
                 continue;
             };
-            if !t.is_empty(LatencySet::Service) {
-                t.drain_into(LatencySet::Service, &mut rec.kind_mut(kind).hist);
-            }
-            if !t.is_empty(LatencySet::Response) {
-                let resp = rec.kind_mut(kind).resp.get_or_insert_with(new_histogram);
-                t.drain_into(LatencySet::Response, resp);
+            t.drain_with(LatencySet::Service, |value, count| {
+                rec.kind_mut(kind).hist.saturating_record_n(value, count);
+            });
+            if response {
+                t.drain_with(LatencySet::Response, |value, count| {
+                    let resp = rec.kind_mut(kind).resp.get_or_insert_with(new_histogram);
+                    resp.saturating_record_n(value, count);
+                });
             }
         }
     }
@@ -184,10 +180,11 @@ mod tests {
                 tally.record(set, v);
             }
             let other = SETS.into_iter().find(|&s| s != set).unwrap();
-            assert!(tally.is_empty(other));
             let mut folded = new_histogram();
             tally.drain_into(set, &mut folded);
-            assert!(tally.is_empty(set));
+            let mut again = new_histogram();
+            tally.drain_into(set, &mut again);
+            assert_eq!(again.len(), 0, "a drain empties the set");
             assert_eq!(folded, direct, "counts, total, min and max");
             assert_eq!(folded.len(), values.len() as u64);
             assert_eq!((folded.min(), folded.max()), (direct.min(), direct.max()));
@@ -299,7 +296,7 @@ mod tests {
             direct.record(OpKind::Put, v, 1).record_response(v * 7);
         }
         let mut rec = Recorder::new();
-        tallies.drain_into(&mut rec);
+        tallies.drain_into(&mut rec, true);
         let (get, put) = (rec.kind_mut(OpKind::Get).clone(), rec.kind_mut(OpKind::Put).clone());
         assert_eq!(get.hist, direct.kind(OpKind::Get).unwrap().hist);
         assert!(get.resp.is_none(), "closed-loop kinds get no response histogram");

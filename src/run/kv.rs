@@ -148,16 +148,21 @@ impl Kv {
         self.abort.load(Ordering::Relaxed)
     }
 
+    /// Moves the latencies counted since the last drain into the recorder.
+    fn drain_tallies(&mut self) {
+        self.tallies.drain_into(&mut self.rec, self.pacer.is_active());
+    }
+
     /// The recorder so far.
     pub fn recorder(&mut self) -> &Recorder {
-        self.tallies.drain_into(&mut self.rec);
+        self.drain_tallies();
         &self.rec
     }
 
     /// Takes the recorder, leaving an empty one (phase and interval boundaries). When
     /// paced, the schedule statistics gathered since the last take go with it.
     pub fn take_recorder(&mut self) -> Recorder {
-        self.tallies.drain_into(&mut self.rec);
+        self.drain_tallies();
         let mut rec = std::mem::take(&mut self.rec);
         if self.pacer.is_active() {
             let stats = self.pacer.take_stats();
@@ -171,7 +176,7 @@ impl Kv {
     /// Swaps in `fresh` (an emptied recorder) and returns the one recorded so far: an
     /// interval hand-over that allocates nothing.
     pub fn replace_recorder(&mut self, fresh: Recorder) -> Recorder {
-        self.tallies.drain_into(&mut self.rec);
+        self.drain_tallies();
         std::mem::replace(&mut self.rec, fresh)
     }
 

@@ -83,9 +83,13 @@ pub struct Pacer {
     /// Intended start of the upcoming unit, in raw ticks in fixed point.
     due: u128,
     fixed_gap: u128,
-    /// Units begun so far, and when the statistics were last taken.
+    /// Units begun so far with gaps drawn when needed, and the begun count when the
+    /// statistics were last taken; with constant gaps the count is in `due` itself (see
+    /// [`Pacer::units`]), so the late path counts nothing.
     units: u64,
     units_at_take: u64,
+    /// The first unit's intended start, in the same fixed point as `due`.
+    due0: u128,
     slow: Option<Box<SlowPart>>,
 }
 
@@ -119,6 +123,7 @@ impl Default for Pacer {
             fixed_gap: 0,
             units: 0,
             units_at_take: 0,
+            due0: 0,
             slow: None,
         }
     }
@@ -159,6 +164,7 @@ impl Pacer {
             fixed_gap,
             units: 0,
             units_at_take: 0,
+            due0: u128::from(t0) << 64,
             slow: Some(Box::new(SlowPart {
                 gap,
                 arrival: spec.arrival,
@@ -185,7 +191,6 @@ impl Pacer {
         if due > now {
             return false;
         }
-        self.units += 1;
         self.unit_due = due;
         self.late_pending = true;
         self.due += self.fixed_gap;
@@ -237,7 +242,9 @@ impl Pacer {
     /// The upcoming unit starts now; it waited for its intended start or not.
     #[inline]
     pub fn begin(&mut self, waited: bool) {
-        self.units += 1;
+        if !self.fixed {
+            self.units += 1;
+        }
         self.unit_due = (self.due >> 64) as u64;
         match self.slow.as_deref_mut() {
             Some(slow) if waited => {
@@ -306,8 +313,9 @@ impl Pacer {
         let mut stats = std::mem::take(&mut slow.stats);
         // Counted here rather than per unit: the units begun since the last take that
         // did not wait, the largest lag, and the latest unit's.
-        stats.late = self.units - self.units_at_take - stats.waited;
-        self.units_at_take = self.units;
+        let units = self.units();
+        stats.late = units - self.units_at_take - stats.waited;
+        self.units_at_take = units;
         stats.max_lag_ns = std::mem::take(&mut self.max_lag_ns);
         if stats.units() > 0 {
             stats.final_lag_ns = self.lag;
@@ -317,7 +325,12 @@ impl Pacer {
 
     /// Units begun so far.
     pub fn units(&self) -> u64 {
-        self.units
+        if self.fixed {
+            // Every begin added exactly one gap.
+            ((self.due - self.due0) / self.fixed_gap) as u64
+        } else {
+            self.units
+        }
     }
 }
 

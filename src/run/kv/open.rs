@@ -35,6 +35,8 @@ impl Kv {
 
     /// Stops pacing (after the step's recorder was taken).
     pub fn end_pacing(&mut self) {
+        // Response times still counted belong to the recorder, not to whatever follows.
+        self.drain_tallies();
         self.pacer = Pacer::default();
     }
 
