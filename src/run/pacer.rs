@@ -246,16 +246,29 @@ impl Pacer {
             self.units += 1;
         }
         self.unit_due = (self.due >> 64) as u64;
+        self.due += self.fixed_gap;
+        self.drawn = self.fixed;
         match self.slow.as_deref_mut() {
             Some(slow) if waited => {
                 slow.stats.waited += 1;
                 self.first = FirstOp::Waited;
                 self.late_pending = false;
+                // The late path stays shut until this unit's first operation has been
+                // filed as one that waited (or, if it has none, until the next begin
+                // here clears the mark), so the mark can never outlive its unit.
+                self.late_due = u64::MAX;
             }
-            _ => self.late_pending = true,
+            _ => {
+                self.first = FirstOp::Done;
+                self.late_pending = true;
+                self.reopen_late_path();
+            }
         }
-        self.due += self.fixed_gap;
-        self.drawn = self.fixed;
+    }
+
+    /// Points the late path at the upcoming start, if it is open.
+    #[inline]
+    fn reopen_late_path(&mut self) {
         if self.late_path {
             self.late_due = (self.due >> 64) as u64;
         }
@@ -297,6 +310,7 @@ impl Pacer {
         if let Some(slow) = self.slow.as_deref_mut() {
             slow.stats.accuracy.saturating_record(self.lag.max(1));
         }
+        self.reopen_late_path();
     }
 
     /// True once the step must stop.
@@ -470,5 +484,27 @@ mod tests {
         // Poisson arrivals never take the late path: their gaps are drawn.
         let mut p = pacer("1000", Arrival::Poisson, 1, 0, 0, 0);
         assert!(p.is_active() && !p.try_begin_late(u64::MAX - 1));
+    }
+
+    #[test]
+    fn a_unit_that_waited_and_made_no_call_leaves_no_mark_on_the_next() {
+        let mut p = pacer("1000", Arrival::Constant, 1, 0, 0, 0);
+        assert_eq!(p.upcoming(0), 0);
+        p.begin(true);
+        // No call in that unit; the next is already late.
+        assert!(!p.try_begin_late(5_000_000), "the late path waits for the next begin");
+        assert_eq!(p.upcoming(0), 1_000_000);
+        p.begin(false);
+        assert_eq!(p.lag(5_000_000), Some(4_000_000));
+        assert_eq!(p.lag(6_000_000), Some(4_000_000), "a second call keeps the lag");
+        assert!(p.try_begin_late(6_000_100), "and the late path is open again");
+        let stats = p.take_stats();
+        assert_eq!((stats.waited, stats.late, stats.accuracy.len()), (1, 2, 0));
+        // A unit that waited and made a call reopens it at once.
+        assert_eq!(p.upcoming(0), 3_000_000);
+        p.begin(true);
+        assert_eq!(p.lag(3_000_200), Some(200));
+        assert!(p.try_begin_late(9_000_000));
+        assert_eq!(p.take_stats().accuracy.len(), 1);
     }
 }
