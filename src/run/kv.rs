@@ -2,11 +2,12 @@
 //!
 //! Each verb reads the clock, makes exactly one engine call (plus busy retries, which
 //! stay inside the timed region and are counted), reads the clock again, and files
-//! the sample in this worker's recorder. Nothing else happens between the two clock
-//! reads: building Lua tables from results, copying keys out of Lua, and so on stay
-//! outside the timed region.
+//! the sample in this worker's recorder: counted in a [`Tallies`] slot, which is added
+//! exactly into the recorder's histograms whenever the recorder is looked at or handed
+//! over. Nothing else happens between the two clock reads: building Lua tables from
+//! results, copying keys out of Lua, and so on stay outside the timed region.
 //!
-//! In an open-loop run a [`Pacer`] is attached (see `kv/open.rs`): every program calls
+//! In an open-loop run the [`Pacer`] is active (see `kv/open.rs`): every program calls
 //! [`Kv::begin_unit`] before each unit, which waits for the unit's intended start and
 //! issues due key expiries; each call then also records its response time, the unit's
 //! schedule lag plus the call's service time.
