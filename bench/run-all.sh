@@ -6,11 +6,15 @@ cargo build --release --benches
 bench/harness.sh 7
 bench/scaling.sh 9 3 2 workloads/mixed.lua
 bench/specs.sh 7
-bench/openloop.sh 7
+bench/openloop.sh 21 10000000 10000 5
+cargo bench --bench pacing -- 200 0.3
 cargo bench --bench sampler -- 1000 0.3
 bench/sampler.sh 41 2
 bench/plots.sh 7
-if command -v valgrind >/dev/null; then bench/sampler-instructions.sh 500000; fi
+if command -v valgrind >/dev/null; then
+  bench/sampler-instructions.sh 500000
+  bench/unit-instructions.sh 3
+fi
 # The engine benchmarks need a directory on a real disk (not tmpfs): BENCH_DATA_DIR.
 data=${BENCH_DATA_DIR:-/var/tmp/kvmark-bench}
 mkdir -p "$data"

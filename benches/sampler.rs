@@ -8,32 +8,17 @@
 //! (defaults: 60 pairs of 0.5 s at --timeline 0.1, one thread, workloads/null.lua,
 //! sinks `timeline,hdr`; give `timeline` or `hdr` alone to see what each costs)
 
-use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+mod common;
 
+use std::path::PathBuf;
+
+use common::{Pairs, arg, measure};
 use kvmark::cli::RunArgs;
 use kvmark::probe::ProbeSet;
-use kvmark::report::setup::{self, Outputs, SinkKind, SinkSpec};
-use kvmark::run;
-
-fn arg<T: std::str::FromStr>(args: &[String], i: usize, default: T) -> T {
-    args.get(i).and_then(|a| a.parse().ok()).unwrap_or(default)
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
+use kvmark::report::setup::{SinkKind, SinkSpec};
 
 fn main() {
-    // `cargo bench` passes --bench; everything else is positional.
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let args = common::args();
     let pairs: usize = arg(&args, 0, 60);
     let secs: f64 = arg(&args, 1, 0.5);
     let interval: f64 = arg(&args, 2, 0.1);
@@ -67,19 +52,6 @@ fn main() {
             build: false
         }
     );
-    let abort = Arc::new(AtomicBool::new(false));
-
-    let measure = |plan: &run::Plan, sinks: Vec<SinkSpec>| -> f64 {
-        let outputs = Outputs {
-            sinks,
-            ..Outputs::default()
-        };
-        let opened = setup::open(&outputs, "").unwrap_or_else(|e| panic!("{e}"));
-        let outcome = run::execute(plan, &opened.reporter, &abort);
-        assert!(opened.reporter.errors().is_empty(), "{:?}", opened.reporter.errors());
-        assert_eq!(outcome.bad_points, 0);
-        outcome.rows[0].wu.median
-    };
     let sampled_sinks = || {
         sink_names
             .split(',')
@@ -102,42 +74,22 @@ fn main() {
          without and with --timeline {interval} (sinks: {sink_names})",
         workload.display()
     );
-    // Warm up both paths once (page cache, allocator, CPU frequency).
-    measure(&plain, Vec::new());
-    measure(&sampled, sampled_sinks());
-    let mut ratios = Vec::with_capacity(pairs);
-    let (mut without, mut with) = (Vec::new(), Vec::new());
-    for i in 0..pairs {
-        // Alternate the order so a trend inside a pair cancels out.
-        let (a, b) = if i % 2 == 0 {
-            let a = measure(&plain, Vec::new());
-            (a, measure(&sampled, sampled_sinks()))
-        } else {
-            let b = measure(&sampled, sampled_sinks());
-            (measure(&plain, Vec::new()), b)
-        };
-        ratios.push(b / a);
-        without.push(a);
-        with.push(b);
-    }
+    let p = Pairs::run(
+        pairs,
+        || measure(&plain, Vec::new()),
+        || measure(&sampled, sampled_sinks()),
+    );
     let samples = std::fs::read_to_string(out.path().join("timeline.tsv"))
         .map(|t| t.lines().filter(|l| l.split('\t').nth(7) == Some("wu_per_s")).count())
         .unwrap_or(0);
-    let mut sorted = ratios.clone();
-    sorted.sort_by(f64::total_cmp);
-    let q = |p: f64| sorted[((sorted.len() - 1) as f64 * p).round() as usize];
-    let m = median(&mut ratios);
+    let m = p.ratio();
     println!(
         "median wu/s without {:.0}, with {:.0}; {samples} timeline samples in the last sampled measurement",
-        median(&mut without),
-        median(&mut with)
+        p.a, p.b
     );
     println!(
-        "median ratio with/without {m:.4} (quartiles {:.4} .. {:.4}, min {:.4}, max {:.4}): cost {:.2}%",
-        q(0.25),
-        q(0.75),
-        sorted[0],
-        sorted[sorted.len() - 1],
+        "median ratio with/without {m:.4} ({}): cost {:.2}%",
+        p.spread(),
         (1.0 - m) * 100.0
     );
 }

@@ -78,6 +78,29 @@ fn ctx_fields_and_iter_counting() {
     }
 }
 
+#[test]
+fn ctx_iter_is_current_however_and_whenever_it_is_read() {
+    // ctx.iter becomes a real field only once a unit looks at it (the driver counts
+    // without storing until then); whichever way the first look happens, a helper
+    // reading it or pairs, and in closed or open loop, every unit sees its count.
+    for seed in ["1", "2"] {
+        for rate in [None, Some("1e9")] {
+            let mut args = vec!["--ops", "5", "--seed", seed];
+            args.extend(rate.map(|r| ["--rate", r]).iter().flatten());
+            let file = workload("iterlazy.lua");
+            args.push(&file);
+            let o = kvmark(&args);
+            assert_exit(&o, 0);
+            let err = stderr(&o);
+            let units: Vec<&str> = err.lines().filter(|l| l.starts_with("unit ")).collect();
+            let want: Vec<String> = (3..=5)
+                .map(|i| format!("unit iter={i} pairs={i} raw={i} missing=nil"))
+                .collect();
+            assert_eq!(units, want, "seed {seed}, rate {rate:?}:\n{err}");
+        }
+    }
+}
+
 /// Per-thread (max iter, count of run() calls) from ctx.lua's output.
 fn per_thread_iters(err: &str) -> BTreeMap<u64, (u64, u64)> {
     let mut per_thread: BTreeMap<u64, (u64, u64)> = BTreeMap::new();

@@ -3,10 +3,12 @@
 pub mod pace;
 pub mod recorder;
 pub mod summary;
+pub mod tally;
 
 pub use pace::PaceStats;
 pub use recorder::{KindStats, LatencySet, Recorder};
 pub use summary::{LatencySummary, QUANTILES};
+pub use tally::{Tallies, Tally};
 
 /// Every operation kind that gets its own latency histogram.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -2,11 +2,12 @@
 //!
 //! Each verb reads the clock, makes exactly one engine call (plus busy retries, which
 //! stay inside the timed region and are counted), reads the clock again, and files
-//! the sample in this worker's recorder. Nothing else happens between the two clock
-//! reads: building Lua tables from results, copying keys out of Lua, and so on stay
-//! outside the timed region.
+//! the sample in this worker's recorder: counted in a [`Tallies`] slot, which is added
+//! exactly into the recorder's histograms whenever the recorder is looked at or handed
+//! over. Nothing else happens between the two clock reads: building Lua tables from
+//! results, copying keys out of Lua, and so on stay outside the timed region.
 //!
-//! In an open-loop run a [`Pacer`] is attached (see `kv/open.rs`): every program calls
+//! In an open-loop run the [`Pacer`] is active (see `kv/open.rs`): every program calls
 //! [`Kv::begin_unit`] before each unit, which waits for the unit's intended start and
 //! issues due key expiries; each call then also records its response time, the unit's
 //! schedule lag plus the call's service time.
@@ -25,9 +26,9 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::expiry::Expiries;
 use super::ivs::sizes::SizeSampler;
-use super::pace::Pacer;
+use super::pacer::Pacer;
 use crate::engine::{Appended, EngineResult, ErrorKind, Existed, Rows, ScanFn, Session, Values};
-use crate::metrics::{OpKind, Recorder};
+use crate::metrics::{LatencySet, OpKind, Recorder, Tallies};
 use crate::workload::spec::values::ValuePool;
 
 /// Longest pause between two retries of a busy engine.
@@ -38,6 +39,9 @@ pub struct Kv {
     session: Box<dyn Session>,
     clock: Clock,
     rec: Recorder,
+    /// Latencies counted since they were last moved into `rec` (which happens whenever
+    /// the recorder is looked at or handed over), so that a sample costs an increment.
+    tallies: Tallies,
     /// Set when the whole run is being abandoned (Ctrl-C); stops busy retries.
     abort: Arc<AtomicBool>,
     get_buf: Vec<u8>,
@@ -50,8 +54,8 @@ pub struct Kv {
     last_end: u64,
     /// Key and value bytes written since creation (pacing by bytes).
     written: u64,
-    /// The schedule, in open-loop runs.
-    pacer: Option<Box<Pacer>>,
+    /// The schedule, in open-loop runs (inactive otherwise).
+    pacer: Pacer,
     /// Deletes owed to key lifetimes.
     expiries: Expiries,
     /// While a sampled seed runs: keys written so far, published for the timeline.
@@ -98,14 +102,13 @@ macro_rules! timed {
         let end = $self.clock.raw();
         $self.last_end = end;
         let ns = $self.clock.delta_as_nanos(start, end);
-        let lag = match $self.pacer.as_deref_mut() {
-            None => None,
-            Some(p) => Some(p.lag(&$self.clock, start)),
-        };
-        let stats = $self.rec.record($kind, ns, $prim);
-        if let Some(lag) = lag {
-            stats.record_response(lag + ns);
+        let tally = $self.tallies.kind($kind);
+        tally.record(LatencySet::Service, ns);
+        if let Some(lag) = $self.pacer.lag(start) {
+            tally.record(LatencySet::Response, lag + ns);
         }
+        let stats = $self.rec.kind_mut($kind);
+        stats.prim_ops += $prim;
         stats.bytes += $bytes;
         $self.written += $bytes;
         stats.retries += retries;
@@ -136,6 +139,7 @@ impl Kv {
             session,
             clock,
             rec: Recorder::new(),
+            tallies: Tallies::default(),
             abort,
             get_buf: Vec::new(),
             rows: Rows::default(),
@@ -143,7 +147,7 @@ impl Kv {
             origin,
             last_end: origin,
             written: 0,
-            pacer: None,
+            pacer: Pacer::default(),
             expiries: Expiries::default(),
             seed_progress: None,
             sizer: None,
@@ -202,17 +206,24 @@ impl Kv {
         self.abort.load(Ordering::Relaxed)
     }
 
+    /// Moves the latencies counted since the last drain into the recorder.
+    fn drain_tallies(&mut self) {
+        self.tallies.drain_into(&mut self.rec, self.pacer.is_active());
+    }
+
     /// The recorder so far.
-    pub fn recorder(&self) -> &Recorder {
+    pub fn recorder(&mut self) -> &Recorder {
+        self.drain_tallies();
         &self.rec
     }
 
     /// Takes the recorder, leaving an empty one (phase and interval boundaries). When
     /// paced, the schedule statistics gathered since the last take go with it.
     pub fn take_recorder(&mut self) -> Recorder {
+        self.drain_tallies();
         let mut rec = std::mem::take(&mut self.rec);
-        if let Some(p) = self.pacer.as_deref_mut() {
-            let stats = p.take_stats();
+        if self.pacer.is_active() {
+            let stats = self.pacer.take_stats();
             if stats.units() > 0 {
                 rec.add_pace(&stats);
             }
@@ -223,6 +234,7 @@ impl Kv {
     /// Swaps in `fresh` (an emptied recorder) and returns the one recorded so far: an
     /// interval hand-over that allocates nothing.
     pub fn replace_recorder(&mut self, fresh: Recorder) -> Recorder {
+        self.drain_tallies();
         std::mem::replace(&mut self.rec, fresh)
     }
 
@@ -457,6 +469,25 @@ mod tests {
         let err = kv.put(b"k", b"v").unwrap_err();
         assert_eq!(err.kind, ErrorKind::Busy);
         assert_eq!(kv.recorder().kind(OpKind::Put).unwrap().errors, 1);
+    }
+
+    #[test]
+    fn handed_over_recorders_hold_exactly_the_calls_since_the_last() {
+        let mut kv = kv();
+        for _ in 0..10 {
+            kv.get(b"k").unwrap();
+        }
+        let first = kv.replace_recorder(Recorder::new());
+        assert_eq!(first.kind(OpKind::Get).map(|s| s.hist.len()), Some(10));
+        for _ in 0..5 {
+            kv.put(b"k", b"v").unwrap();
+        }
+        assert_eq!(kv.recorder().kind(OpKind::Put).map(|s| s.count()), Some(5));
+        kv.put(b"k", b"v").unwrap();
+        let second = kv.take_recorder();
+        assert!(second.kind(OpKind::Get).is_none(), "already handed over");
+        assert_eq!(second.kind(OpKind::Put).map(|s| s.count()), Some(6));
+        assert!(kv.take_recorder().is_empty());
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod ivs;
 pub mod kv;
 pub mod live;
 pub mod pace;
+pub mod pacer;
 pub mod progress;
 pub mod result;
 pub mod sampler;

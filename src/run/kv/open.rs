@@ -12,8 +12,9 @@ use std::time::Duration;
 use super::{Kv, backoff};
 use crate::clock;
 use crate::engine::ErrorKind;
-use crate::metrics::OpKind;
-use crate::run::pace::{PaceSpec, Pacer, StopSignal, ticks_per_ns};
+use crate::metrics::{LatencySet, OpKind};
+use crate::run::pace::{PaceSpec, StopSignal, ticks_per_ns};
+use crate::run::pacer::Pacer;
 
 /// Longest single sleep while waiting for a unit's start: how quickly a waiting worker
 /// notices that its step is being stopped.
@@ -26,27 +27,24 @@ impl Kv {
         let now = self.clock.raw();
         self.last_end = now;
         let tpn = ticks_per_ns(&self.clock);
-        self.pacer = Some(Box::new(Pacer::new(
-            spec,
-            threads,
-            thread,
-            now,
-            tpn,
-            self.written,
-            stop,
-        )));
+        self.pacer = Pacer::new(spec, threads, thread, now, tpn, self.written, stop);
+        if self.expiries.used() {
+            self.pacer.close_late_path();
+        }
     }
 
     /// Stops pacing (after the step's recorder was taken).
     pub fn end_pacing(&mut self) {
-        self.pacer = None;
+        // Response times still counted belong to the recorder, not to whatever follows.
+        self.drain_tallies();
+        self.pacer = Pacer::default();
     }
 
     /// True when programs must call [`Kv::begin_unit`] before each unit: the run is
     /// paced or the workload gave keys a lifetime. Programs may call it regardless.
     #[inline]
     pub fn unit_hooks(&self) -> bool {
-        self.pacer.is_some() || self.expiries.used()
+        self.pacer.is_active() || self.expiries.used()
     }
 
     /// The boundary before a unit: issues every due expiry and, when paced, waits for
@@ -65,16 +63,19 @@ impl Kv {
     /// the unit may run; None means [`Kv::begin_unit`] must do the rest. Cannot panic.
     #[inline]
     pub fn try_begin_unit(&mut self) -> Option<bool> {
+        if self.pacer.try_begin_late(self.last_end) {
+            return Some(true);
+        }
         if self.expiries.used() {
             return None;
         }
-        let Some(p) = self.pacer.as_deref_mut() else {
+        if !self.pacer.is_active() {
             return Some(true);
-        };
-        if p.upcoming(self.written) > self.last_end {
+        }
+        if self.pacer.upcoming(self.written) > self.last_end {
             return None;
         }
-        p.begin(false);
+        self.pacer.begin(false);
         Some(true)
     }
 
@@ -86,11 +87,10 @@ impl Kv {
             self.expire_due(self.ns(now));
             now = self.last_end;
         }
-        let written = self.written;
-        let Some(pacer) = self.pacer.as_deref_mut() else {
+        if !self.pacer.is_active() {
             return true;
-        };
-        let due = pacer.upcoming(written);
+        }
+        let due = self.pacer.upcoming(self.written);
         let waited = due > now;
         if waited {
             loop {
@@ -104,7 +104,7 @@ impl Kv {
                 if now >= due {
                     break;
                 }
-                if self.pacer.as_deref().is_some_and(Pacer::stopping) || self.abort.load(Ordering::Relaxed) {
+                if self.pacer.stopping() || self.abort.load(Ordering::Relaxed) {
                     return false;
                 }
                 let mut left = self.clock.delta_as_nanos(now, due);
@@ -114,9 +114,7 @@ impl Kv {
                 clock::pause(left, MAX_SLEEP_NS);
             }
         }
-        if let Some(p) = self.pacer.as_deref_mut() {
-            p.begin(waited);
-        }
+        self.pacer.begin(waited);
         true
     }
 
@@ -139,6 +137,7 @@ impl Kv {
             .ns(self.last_end)
             .saturating_add(u64::try_from(after.as_nanos()).unwrap_or(u64::MAX));
         self.expiries.schedule(key, due, tag);
+        self.pacer.close_late_path();
     }
 
     /// True when tagged expiries were issued since the last [`Kv::drain_expired`].
@@ -196,12 +195,14 @@ impl Kv {
         let end = self.clock.raw();
         self.last_end = end;
         let ns = self.clock.delta_as_nanos(start, end);
-        let paced = self.pacer.is_some();
-        let start_ns = self.clock.delta_as_nanos(self.origin, start);
-        let stats = self.rec.record(OpKind::Expire, ns, 1);
-        if paced {
-            stats.record_response(start_ns.saturating_sub(due_ns) + ns);
+        let tally = self.tallies.kind(OpKind::Expire);
+        tally.record(LatencySet::Service, ns);
+        if self.pacer.is_active() {
+            let start_ns = self.clock.delta_as_nanos(self.origin, start);
+            tally.record(LatencySet::Response, start_ns.saturating_sub(due_ns) + ns);
         }
+        let stats = self.rec.kind_mut(OpKind::Expire);
+        stats.prim_ops += 1;
         stats.retries += retries;
         if let Err(e) = result {
             stats.errors += 1;

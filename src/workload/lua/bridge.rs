@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use mlua::ffi::{self, lua_State};
 
+use super::iter::IterCount;
 use crate::engine::{Appended, EngineError, Existed};
 use crate::run::kv::Kv;
 
@@ -24,6 +25,8 @@ pub(crate) struct Bridge {
     /// True while verbs must not run: while the file itself loads, while another verb
     /// is running (a kv call from inside a kv.scan callback), or between calls.
     locked: Cell<bool>,
+    /// The count behind `ctx.iter`, kept by the driver.
+    iter: IterCount,
     state: UnsafeCell<BridgeState>,
 }
 
@@ -38,6 +41,7 @@ impl Bridge {
     pub(crate) fn new(kv: Kv) -> Self {
         Bridge {
             locked: Cell::new(true),
+            iter: IterCount::default(),
             state: UnsafeCell::new(BridgeState {
                 kv,
                 keys: Vec::new(),
@@ -49,6 +53,11 @@ impl Bridge {
     /// Allows or forbids kv calls (allowed only inside load() and run()).
     pub(crate) fn set_open(&self, open: bool) {
         self.locked.set(!open);
+    }
+
+    /// The count behind `ctx.iter`.
+    pub(super) fn iter_count(&self) -> &IterCount {
+        &self.iter
     }
 
     /// The verb set. Only valid while no kv function is running.

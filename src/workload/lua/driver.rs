@@ -1,13 +1,16 @@
-//! The unit driver in C: runs `run(ctx)` for units `first..=last`, calling
+//! The unit driver in C: runs `run(ctx)` for units `first..=last`, keeping `ctx.iter`
+//! current and, in the hooked variant, calling
 //! [`Kv::begin_unit`](crate::run::kv::Kv::begin_unit) before each one.
 //!
-//! Open-loop runs (and workloads that give keys a lifetime) need a Rust hook at every
-//! unit boundary. A Rust-to-Lua call per unit would cost more than the unit itself on
-//! a fast engine, and so would a Lua-to-C call per unit from a Lua loop, so this
-//! driver is a `lua_CFunction` that loops itself: per unit it stores `ctx.iter` (with
-//! `lua_rawset` and the interned key kept on the stack), calls the hook and
-//! `lua_call`s `run`. An error in `run` unwinds through it with longjmp,
-//! which is why it holds no Rust value with a destructor.
+//! Every Lua workload runs its units through it, closed loop or open, so the two
+//! differ only by the hook. A Rust-to-Lua call per unit would cost more than the unit
+//! itself on a fast engine, and so would a Lua-to-C call per unit from a Lua loop, so
+//! this driver is a `lua_CFunction` that loops itself: per unit it sets the count
+//! behind `ctx.iter` (a table store only once the workload has read it, see
+//! [`super::iter`]), calls the hook and `lua_call`s `run`. Measured on the null
+//! workload, it costs less than a Lua loop that stores `ctx.iter` per unit. An error in
+//! `run` unwinds through it with longjmp, which is why it holds no Rust value with a
+//! destructor.
 
 use std::ffi::c_int;
 
@@ -28,12 +31,19 @@ const RUN: c_int = 3;
 const CTX: c_int = 4;
 const ITER_KEY: c_int = 5;
 
-/// Builds the driver for `run` and `ctx`. Calling it as `driver(first, last)` returns
-/// the number of units run: fewer than asked only when the step is stopping.
+/// Builds the driver for `run` and `ctx`, with the unit hook or without. Calling it as
+/// `driver(first, last)` returns the number of units run: fewer than asked only when
+/// the step is stopping.
 ///
 /// # Safety
 /// `bridge` must outlive the Lua state.
-pub(super) unsafe fn build(lua: &Lua, bridge: *const Bridge, run: Function, ctx: Table) -> mlua::Result<Function> {
+pub(super) unsafe fn build(
+    lua: &Lua,
+    bridge: *const Bridge,
+    run: Function,
+    ctx: Table,
+    hooked: bool,
+) -> mlua::Result<Function> {
     unsafe {
         lua.exec_raw::<Function>((run, ctx), |l| {
             // Stack: 1 = run, 2 = ctx.
@@ -41,18 +51,20 @@ pub(super) unsafe fn build(lua: &Lua, bridge: *const Bridge, run: Function, ctx:
             ffi::lua_pushvalue(l, 1);
             ffi::lua_pushvalue(l, 2);
             ffi::lua_pushstring(l, c"iter".as_ptr());
-            ffi::lua_pushcclosure(l, drive, 4);
+            let f: ffi::lua_CFunction = if hooked { drive::<true> } else { drive::<false> };
+            ffi::lua_pushcclosure(l, f, 4);
             ffi::lua_replace(l, 1);
             ffi::lua_settop(l, 1);
         })
     }
 }
 
-unsafe extern "C-unwind" fn drive(l: *mut lua_State) -> c_int {
+unsafe extern "C-unwind" fn drive<const HOOKED: bool>(l: *mut lua_State) -> c_int {
     unsafe {
         let first = ffi::lua_tointeger(l, 1);
         let last = ffi::lua_tointeger(l, 2);
-        let bridge = ffi::lua_touserdata(l, ffi::lua_upvalueindex(UP_BRIDGE)) as *const Bridge;
+        let bridge = &*(ffi::lua_touserdata(l, ffi::lua_upvalueindex(UP_BRIDGE)) as *const Bridge);
+        let iter = bridge.iter_count();
         ffi::lua_settop(l, 2);
         ffi::lua_pushvalue(l, ffi::lua_upvalueindex(UP_RUN));
         ffi::lua_pushvalue(l, ffi::lua_upvalueindex(UP_CTX));
@@ -60,14 +72,19 @@ unsafe extern "C-unwind" fn drive(l: *mut lua_State) -> c_int {
         let mut done: ffi::lua_Integer = 0;
         let mut i = first;
         while i <= last {
-            // Measured: cheaper than lua_setfield, which looks the name up first.
-            ffi::lua_pushvalue(l, ITER_KEY);
-            ffi::lua_pushinteger(l, i);
-            ffi::lua_rawset(l, CTX);
-            match (*bridge).begin_unit() {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(msg) => raise(l, Raise::Msg(msg)),
+            iter.current.set(i);
+            if iter.stored.get() {
+                // Measured: cheaper than lua_setfield, which looks the name up first.
+                ffi::lua_pushvalue(l, ITER_KEY);
+                ffi::lua_pushinteger(l, i);
+                ffi::lua_rawset(l, CTX);
+            }
+            if HOOKED {
+                match bridge.begin_unit() {
+                    Ok(true) => {}
+                    Ok(false) => break,
+                    Err(msg) => raise(l, Raise::Msg(msg)),
+                }
             }
             ffi::lua_pushvalue(l, RUN);
             ffi::lua_pushvalue(l, CTX);

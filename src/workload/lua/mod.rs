@@ -2,13 +2,14 @@
 //! `{ name =, load = optional, run =, batched = optional, sweep = optional }`.
 //!
 //! Every worker and every loader thread gets its own Lua 5.4 state, seeded with
-//! seed + thread. Units run in chunks through a small Lua driver loop, so the
-//! Rust-to-Lua call cost is paid once per chunk rather than once per unit. Paced runs,
-//! and workloads that give keys a lifetime, need a hook before every unit; their
-//! chunks run through an equivalent driver written in C ([`driver`]).
+//! seed + thread. Units run in chunks through a driver loop written in C ([`driver`]),
+//! so the Rust-to-Lua call cost is paid once per chunk rather than once per unit.
+//! Paced runs, and workloads that give keys a lifetime, run its variant that calls a
+//! hook before every unit.
 
 mod bridge;
 mod driver;
+mod iter;
 
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
@@ -24,17 +25,6 @@ use crate::run::kv::Kv;
 
 /// Top-level fields a workload table may have.
 const KNOWN_FIELDS: [&str; 5] = ["name", "load", "run", "batched", "sweep"];
-
-/// Calls `run(ctx)` for units `first..=last`, keeping `ctx.iter` current.
-const DRIVER: &str = r#"
-local run, ctx = ...
-return function(first, last)
-  for i = first, last do
-    ctx.iter = i
-    run(ctx)
-  end
-end
-"#;
 
 /// A Lua workload file, validated once and shared by all threads.
 #[derive(Debug)]
@@ -252,7 +242,6 @@ impl Workload for LuaWorkload {
         set("batch", Value::Integer(ctx.batch as i64))?;
         set("thread", Value::Integer(ctx.thread as i64))?;
         set("threads", Value::Integer(ctx.threads as i64))?;
-        set("iter", Value::Integer(0))?;
         if let Some((param, value)) = &ctx.sweep {
             let v = match value {
                 SweepValue::Int(i) => Value::Integer(*i),
@@ -271,13 +260,14 @@ impl Workload for LuaWorkload {
 
         let run: Function = state.table().get("run").map_err(runtime)?;
         let load: Option<Function> = state.table().get("load").map_err(runtime)?;
-        let driver: Function = lua
-            .load(DRIVER)
-            .set_name("=kvmark driver")
-            .call((run.clone(), ctx_table.clone()))
+        // SAFETY (all three): the bridge outlives the state (see `LuaState::close`), and
+        // ctx has no `iter` field.
+        let count = state.bridge().iter_count() as *const iter::IterCount;
+        unsafe { lua.exec_raw::<()>(&ctx_table, |l| iter::install(l, 1, count)) }.map_err(runtime)?;
+        let driver = unsafe { driver::build(lua, state.bridge_ptr(), run.clone(), ctx_table.clone(), false) }
             .map_err(runtime)?;
-        // SAFETY: the bridge outlives the state (see `LuaState::close`).
-        let hooked = unsafe { driver::build(lua, state.bridge_ptr(), run, ctx_table.clone()) }.map_err(runtime)?;
+        let hooked =
+            unsafe { driver::build(lua, state.bridge_ptr(), run, ctx_table.clone(), true) }.map_err(runtime)?;
         Ok(Box::new(LuaProgram {
             state,
             driver,
@@ -417,9 +407,13 @@ impl Program for LuaProgram {
         let Some(load) = &self.load else {
             return Ok(());
         };
-        self.ctx
-            .set("iter", 1)
-            .map_err(|e| WorkloadError::Runtime(lua_error_text(&e)))?;
+        let count = self.state.bridge().iter_count();
+        count.current.set(1);
+        if count.stored.get() {
+            self.ctx
+                .raw_set("iter", 1)
+                .map_err(|e| WorkloadError::Runtime(lua_error_text(&e)))?;
+        }
         self.state.call_open::<_, ()>(load, &self.ctx)
     }
 
@@ -428,20 +422,18 @@ impl Program for LuaProgram {
             return Ok(0);
         }
         let range = (first_iter as i64, (first_iter + n - 1) as i64);
-        let result = if self.state.kv_mut().unit_hooks() {
-            self.state
-                .call_open::<_, i64>(&self.hooked, range)
-                .map(|done| done as u64)
+        let driver = if self.state.kv_mut().unit_hooks() {
+            &self.hooked
         } else {
-            self.state.call_open::<_, ()>(&self.driver, range).map(|()| n)
+            &self.driver
         };
-        match result {
+        match self.state.call_open::<_, i64>(driver, range) {
             // Ctrl-C stops a chunk with a Lua error from its next verb. Count the units
             // that finished before it, so an interrupted point's figures stay consistent
             // (its wu/s and ops/s cover the same units); the crew sees the interruption
             // in the abort flag.
             Err(_) if self.state.kv_mut().aborted() => Ok(self.units_finished(first_iter, n)),
-            other => other,
+            other => other.map(|done| done as u64),
         }
     }
 
