@@ -321,7 +321,8 @@ pub struct RunArgs {
     /// Run modes per epoch, a comma list of main (the store that lived through the
     /// extends), clean (a fresh store loaded from a dump of it), average (the same
     /// records, all of the average length), spread (the same volume in records of the
-    /// initial length), or all. [default: main, or the spec's]
+    /// initial length), or all; main always runs (its run phases are the main store's
+    /// history). [default: main, or the spec's]
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub ivs_mode: Option<Vec<String>>,
 

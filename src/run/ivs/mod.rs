@@ -154,6 +154,15 @@ pub struct Epochs {
     pub verify: bool,
 }
 
+/// `modes` with `main` among them: the main store's run phases are part of its
+/// history, so they always run, and they are always reported.
+fn with_main(mut modes: Vec<IvsMode>) -> Vec<IvsMode> {
+    modes.push(IvsMode::Main);
+    modes.sort();
+    modes.dedup();
+    modes
+}
+
 /// The default extend distribution: YCSB's scrambled zipfian with constant 0.99.
 pub fn default_extend_dist() -> Dist {
     Dist::zipf(None, Some(0.99), true).expect("static parameters are valid")
@@ -207,11 +216,7 @@ impl EpochFlags {
                     .clone()
                     .unwrap_or_else(|| Some(default_extend_dist())),
             },
-            modes: self
-                .modes
-                .clone()
-                .or_else(|| own.modes.clone())
-                .unwrap_or_else(|| vec![IvsMode::Main]),
+            modes: with_main(self.modes.clone().or_else(|| own.modes.clone()).unwrap_or_default()),
             scale,
             verify: self.verify,
         })
@@ -264,5 +269,7 @@ mod tests {
         assert!(parse_extend_dist("uniform").unwrap().is_none());
         assert!(parse_extend_dist("zipfian").unwrap().is_some());
         assert!(parse_extend_dist("normal").is_err());
+        assert_eq!(with_main(vec![IvsMode::Clean]), vec![IvsMode::Main, IvsMode::Clean]);
+        assert_eq!(with_main(Vec::new()), vec![IvsMode::Main]);
     }
 }
