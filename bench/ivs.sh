@@ -19,9 +19,21 @@ kvmark=${KVMARK:-${CARGO_TARGET_DIR:-target}/release/kvmark}
 [ -d "$data" ] || { echo "$data: not a directory" >&2; exit 2; }
 
 for e in ${engines//,/ }; do
+  # Each engine runs on its own (for its own wall time): pass it only its own
+  # --engine-opt settings, so the others' do not draw warnings.
+  flags=()
+  args=("$@")
+  for ((i = 0; i < ${#args[@]}; i++)); do
+    if [ "${args[i]}" = --engine-opt ] && [ $((i + 1)) -lt ${#args[@]} ]; then
+      [ "${args[i + 1]%%.*}" = "$e" ] && flags+=(--engine-opt "${args[i + 1]}")
+      i=$((i + 1))
+    else
+      flags+=("${args[i]}")
+    fi
+  done
   tsv=$(mktemp)
   start=$(date +%s)
-  "$kvmark" --backend "$e" --data-dir "$data" --probe none --report "tsv:$tsv" "$@" "$spec" >/dev/null
+  "$kvmark" --backend "$e" --data-dir "$data" --probe none --report "tsv:$tsv" "${flags[@]}" "$spec" >/dev/null
   echo "engine $e: $(( $(date +%s) - start )) s for the whole run"
   echo
   echo "| engine | epoch | mode | records | volume MB | value mean / max B | wu/s | get mean / p99 us |"

@@ -11,6 +11,7 @@ cargo bench --bench pacing -- 200 0.3
 cargo bench --bench sampler -- 1000 0.3
 bench/sampler.sh 41 2
 bench/plots.sh 7
+cargo bench --bench extend_alloc
 if command -v valgrind >/dev/null; then
   bench/sampler-instructions.sh 500000
   bench/unit-instructions.sh 3
@@ -21,3 +22,7 @@ mkdir -p "$data"
 bench/rocksdb-overhead.sh "$data" 5 200000 200000
 bench/rocksdb-overhead-cpu.sh "$data" 5 200000 200000 1
 bench/engines.sh "$data" 10 200000
+bench/ivs.sh "$data" rocksdb,lmdb specs/ivs-c.json --engine-opt lmdb.sync=nosync
+for e in rocksdb lmdb; do
+  bench/ivs.sh "$data" "$e" specs/ivs-c.json --engine-opt lmdb.sync=nosync --scale 10 --epochs 1 --ivs-mode clean,average --repeat 5
+done

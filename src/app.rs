@@ -179,6 +179,7 @@ fn run_benchmark_with(args: RunArgs, open: Opener) -> u8 {
     };
     let report_given = args.report.is_some();
     let bound_given = args.ops.is_some() || args.secs.is_some();
+    let size_given = args.users.is_some() || args.items.is_some();
     let save_config = args.save_config.clone();
     let outputs = match args.outputs() {
         Ok(o) => o,
@@ -194,7 +195,12 @@ fn run_benchmark_with(args: RunArgs, open: Opener) -> u8 {
             return EXIT_USAGE;
         }
     };
-    for w in warnings(&plan, &outputs, report_given, bound_given) {
+    let given = Given {
+        report: report_given,
+        bound: bound_given,
+        size: size_given,
+    };
+    for w in warnings(&plan, &outputs, given) {
         eprintln!("kvmark: warning: {w}");
     }
     // The replay config is needed by --save-config and by the report directory.
@@ -278,10 +284,25 @@ fn run_benchmark_with(args: RunArgs, open: Opener) -> u8 {
     }
 }
 
+/// Which flags were given, on the command line or in a config file, for [`warnings`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Given {
+    /// `--report`.
+    pub report: bool,
+    /// `--ops` or `--secs`.
+    pub bound: bool,
+    /// `--users` or `--items`.
+    pub size: bool,
+}
+
 /// Things worth knowing before a run starts: a data directory in RAM, flags that
-/// will have no effect. `report_given` and `bound_given` say whether `--report` and
-/// `--ops`/`--secs` were given (on the command line or in a config file).
-pub fn warnings(plan: &Plan, outputs: &setup::Outputs, report_given: bool, bound_given: bool) -> Vec<String> {
+/// will have no effect.
+pub fn warnings(plan: &Plan, outputs: &setup::Outputs, given: Given) -> Vec<String> {
+    let Given {
+        report: report_given,
+        bound: bound_given,
+        size: size_given,
+    } = given;
     let mut w = Vec::new();
     if let Some(dir) = &plan.data_dir
         && let Some(msg) = probe::device::ram_fs_warning(dir)
@@ -304,6 +325,15 @@ pub fn warnings(plan: &Plan, outputs: &setup::Outputs, report_given: bool, bound
         w.push(
             "--ops and --secs do not apply to specs and operation logs: each group (each log phase) has \
              its own budget"
+                .to_string(),
+        );
+    }
+    // Only a Lua script reads ctx.users and ctx.items; specs and logs size their own keys.
+    let is_lua = |wl: &Arc<dyn crate::workload::Workload>| wl.path().extension().is_some_and(|e| e == "lua");
+    if size_given && !plan.workloads.iter().any(is_lua) {
+        w.push(
+            "--users and --items do not apply to specs and operation logs: they size Lua workloads \
+             (ctx.users, ctx.items); a spec's key space comes from its operations"
                 .to_string(),
         );
     }

@@ -679,25 +679,34 @@ fn a_specs_timeline_marks_each_phase() {
     assert_eq!(phases, vec!["p1-write-heavy", "p2-read-heavy"], "{text}");
 }
 
-#[test]
-fn a_bound_that_no_workload_uses_is_warned_about() {
+/// Runs `flags` on a spec alone, which must draw `warning`, and then beside a Lua
+/// workload, which reads them: no warning.
+fn warned_only_without_a_lua_workload(flags: &[&str], warning: &str) {
     let spec = root().join("specs/ycsb-c.json");
-    let o = kvmark(&["--ops", "100", "--probe", "none", spec.to_str().unwrap()]);
+    let mut args: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
+    args.extend(["--probe".into(), "none".into(), spec.to_str().unwrap().into()]);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = kvmark(&argv);
     assert_exit(&o, 0);
-    assert!(
-        stderr(&o).contains("warning: --ops and --secs do not apply to specs"),
-        "{}",
-        stderr(&o)
-    );
-    // A Lua workload beside it uses the bound: no warning.
-    let o = kvmark(&[
-        "--ops",
-        "100",
-        "--probe",
-        "none",
-        spec.to_str().unwrap(),
-        &bundled("null.lua"),
-    ]);
+    assert!(stderr(&o).contains(warning), "{}", stderr(&o));
+    let lua = bundled("null.lua");
+    let mut argv = argv;
+    if !argv.contains(&"--ops") {
+        argv.extend(["--ops", "100"]);
+    }
+    argv.push(&lua);
+    let o = kvmark(&argv);
     assert_exit(&o, 0);
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_bound_that_no_workload_uses_is_warned_about() {
+    warned_only_without_a_lua_workload(&["--ops", "100"], "warning: --ops and --secs do not apply to specs");
+}
+
+#[test]
+fn users_and_items_that_no_workload_reads_are_warned_about() {
+    warned_only_without_a_lua_workload(&["--items", "50"], "warning: --users and --items do not apply to specs");
+    warned_only_without_a_lua_workload(&["--users", "50"], "warning: --users and --items do not apply to specs");
 }
