@@ -329,7 +329,9 @@ pub trait Session: Send {
     /// Appends `suffix` to the value of `key` (a missing key starts empty), unless the
     /// value would then exceed the store's cap ([`OpenRequest::max_value_bytes`]): then
     /// nothing is written and the result is [`Appended::Skipped`]. Engines that append
-    /// by a native merge apply the cap when they merge and return [`Appended::Unknown`].
+    /// by a native merge apply the cap when they merge and return [`Appended::Unknown`],
+    /// except for a suffix longer than the cap, which fits no value: every engine
+    /// refuses it at once with [`Appended::Skipped`].
     fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended>;
 
     /// Deletes every key with `lo <= key < hi`.

@@ -139,7 +139,10 @@ fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
     // column-family calls (batched MultiGet, DeleteRange) and carries these options.
     let cf = ColumnFamilyDescriptor::new(DEFAULT_COLUMN_FAMILY_NAME, opts.clone());
     let db = DB::open_cf_descriptors(&opts, dir, [cf]).map_err(err)?;
-    Ok(Box::new(RocksStore { db: Arc::new(db) }))
+    Ok(Box::new(RocksStore {
+        db: Arc::new(db),
+        max_value_bytes: req.max_value_bytes,
+    }))
 }
 
 fn default_cf(db: &DB) -> EngineResult<&ColumnFamily> {
@@ -149,6 +152,7 @@ fn default_cf(db: &DB) -> EngineResult<&ColumnFamily> {
 
 struct RocksStore {
     db: Arc<DB>,
+    max_value_bytes: Option<u64>,
 }
 
 impl Store for RocksStore {
@@ -157,6 +161,7 @@ impl Store for RocksStore {
             db: Arc::clone(&self.db),
             read: ReadOptions::default(),
             write: WriteOptions::default(),
+            max_value_bytes: self.max_value_bytes,
         }))
     }
 
@@ -294,6 +299,8 @@ struct RocksSession {
     db: Arc<DB>,
     read: ReadOptions,
     write: WriteOptions,
+    /// The value cap, checked here only for a suffix that cannot fit any value.
+    max_value_bytes: Option<u64>,
 }
 
 impl Session for RocksSession {
@@ -375,6 +382,11 @@ impl Session for RocksSession {
     }
 
     fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
+        // A suffix longer than the cap fits no value, so the answer is known without a
+        // read; merging it would leave a missing key present and empty.
+        if !fits_cap(self.max_value_bytes, 0, suffix.len()) {
+            return Ok(Appended::Skipped);
+        }
         self.db.merge_opt(key, suffix, &self.write).map_err(err)?;
         // The merge operator applies the cap when it merges; knowing now would take a read.
         Ok(Appended::Unknown)
