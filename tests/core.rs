@@ -65,6 +65,10 @@ fn ctx_fields_and_iter_counting() {
     assert_exit(&o, 0);
     let err = stderr(&o);
     assert!(err.contains("load thread=0 threads=1 iter=1 batch=1"), "{err}");
+    // Every state (the one that reads the file's table, the loader's, the worker's)
+    // runs the generational collector.
+    assert!(err.matches("gc=generational").count() >= 2, "{err}");
+    assert!(!err.contains("gc=incremental"), "{err}");
     let iters: Vec<&str> = err.lines().filter(|l| l.starts_with("run ")).collect();
     assert_eq!(iters.len(), 5, "{err}");
     for (i, line) in iters.iter().enumerate() {

@@ -1,4 +1,7 @@
 -- Prints ctx fields and iter counts to stderr so tests can check them.
+
+-- The collector the harness starts the state with (asking for a mode returns the old one).
+io.stderr:write("gc=" .. collectgarbage("generational") .. "\n")
 local function load(ctx)
   io.stderr:write(string.format("load thread=%d threads=%d iter=%d batch=%d\n", ctx.thread, ctx.threads, ctx.iter, ctx.batch))
 end

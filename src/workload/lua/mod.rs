@@ -16,6 +16,7 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use mlua::prelude::{LuaGcGenParams, LuaGcMode};
 use mlua::{Function, Lua, Table, Value};
 
 use self::bridge::Bridge;
@@ -298,6 +299,11 @@ impl LuaState {
             bridge: Some(bridge),
         };
         let lua = state.lua();
+        // Workloads make short-lived strings (keys, values) against a small live heap,
+        // which the incremental collector answers with a full cycle every few dozen
+        // units; the generational one collects them young. Measured in BENCHMARKS.md
+        // (Engines, harness overhead); a workload may switch back with collectgarbage.
+        lua.gc_set_mode(LuaGcMode::Generational(LuaGcGenParams::default()));
         // Modules next to the workload file can be `require`d.
         let dir = wl
             .path
