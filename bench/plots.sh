@@ -15,7 +15,7 @@ kvmark=${KVMARK:-${CARGO_TARGET_DIR:-target}/release/kvmark}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-cargo bench -q ${BENCH_CARGO_FLAGS:-} --bench plot_input -- "$tmp/run" 2>/dev/null
+cargo bench -q ${BENCH_CARGO_FLAGS:-} --bench plot_input -- "$tmp/run" 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
 echo "input: $(du -sh "$tmp/run" | cut -f1) in $tmp/run ($(wc -l <"$tmp/run/timeline.tsv") timeline rows, $(ls "$tmp/run/hdr" | wc -l) histogram logs)"
 
 median() {
@@ -25,7 +25,8 @@ median() {
 
 for _ in $(seq "$runs"); do
   rm -rf "$tmp/figs"
-  /usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$kvmark" plot "$tmp/run" --out "$tmp/figs" --html 2>/dev/null
+  /usr/bin/time -f "%e %U %S %M" -o "$tmp/time" "$kvmark" plot "$tmp/run" --out "$tmp/figs" --html 2>"$tmp/err" ||
+    { cat "$tmp/err" >&2; exit 1; }
   read -r wall user sys rss <"$tmp/time"
   echo "$wall" >>"$tmp/wall"
   echo "$user $sys" | awk '{print $1 + $2}' >>"$tmp/cpu"

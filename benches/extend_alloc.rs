@@ -6,6 +6,10 @@
 //! cargo bench --bench extend_alloc -- [EXTENDS] [KEYS] [BYTES]
 //! (defaults: 1,000,000 extends over 10,000 keys, 100 bytes each)
 
+// Only the argument parsing is shared here.
+#[allow(dead_code)]
+mod common;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -66,15 +70,11 @@ impl Session for Nothing {
     }
 }
 
-fn arg(args: &[String], i: usize, default: u64) -> u64 {
-    args.get(i).and_then(|a| a.parse().ok()).unwrap_or(default)
-}
-
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
-    let extends = arg(&args, 0, 1_000_000);
-    let keys = arg(&args, 1, 10_000);
-    let bytes = arg(&args, 2, 100);
+    let args = common::args();
+    let extends: u64 = common::arg(&args, 0, 1_000_000);
+    let keys: u64 = common::arg(&args, 1, 10_000);
+    let bytes: u64 = common::arg(&args, 2, 100);
     let mut index = KeyIndex::default();
     for i in 0..keys {
         index.push(format!("user{i:012}").as_bytes(), 1000);

@@ -69,8 +69,8 @@ fn main() {
                 for i in 0..SEED_SAMPLES + TIMED_SAMPLES {
                     let seed = i < SEED_SAMPLES;
                     let t = if seed { i + 1 } else { i + 1 - SEED_SAMPLES } as f64 * PERIOD;
-                    let (phase, th) = if seed { ("seed", threads) } else { ("run", threads) };
-                    let lead = format!("mixed\t{engine}\t{th}\tbatch\t{batch}\t{phase}\t{t:.3}");
+                    let phase = if seed { "seed" } else { "run" };
+                    let lead = format!("mixed\t{engine}\t{threads}\tbatch\t{batch}\t{phase}\t{t:.3}");
                     let tail = format!("{batch}\t1\t{PERIOD:.3}\t-\t{seq}");
                     let mut metric = |name: &str, v: f64| {
                         let _ = writeln!(line, "{lead}\t{name}\t{v:.3}\t{tail}");

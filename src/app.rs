@@ -177,9 +177,12 @@ fn run_benchmark_with(args: RunArgs, open: Opener) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let report_given = args.report.is_some();
-    let bound_given = args.ops.is_some() || args.secs.is_some();
-    let size_given = args.users.is_some() || args.items.is_some();
+    // Read before `args` is consumed by the plan.
+    let given = Given {
+        report: args.report.is_some(),
+        bound: args.ops.is_some() || args.secs.is_some(),
+        size: args.users.is_some() || args.items.is_some(),
+    };
     let save_config = args.save_config.clone();
     let outputs = match args.outputs() {
         Ok(o) => o,
@@ -194,11 +197,6 @@ fn run_benchmark_with(args: RunArgs, open: Opener) -> u8 {
             eprintln!("kvmark: error: {e}");
             return EXIT_USAGE;
         }
-    };
-    let given = Given {
-        report: report_given,
-        bound: bound_given,
-        size: size_given,
     };
     for w in warnings(&plan, &outputs, given) {
         eprintln!("kvmark: warning: {w}");
@@ -298,11 +296,6 @@ pub struct Given {
 /// Things worth knowing before a run starts: a data directory in RAM, flags that
 /// will have no effect.
 pub fn warnings(plan: &Plan, outputs: &setup::Outputs, given: Given) -> Vec<String> {
-    let Given {
-        report: report_given,
-        bound: bound_given,
-        size: size_given,
-    } = given;
     let mut w = Vec::new();
     if let Some(dir) = &plan.data_dir
         && let Some(msg) = probe::device::ram_fs_warning(dir)
@@ -320,17 +313,20 @@ pub fn warnings(plan: &Plan, outputs: &setup::Outputs, given: Given) -> Vec<Stri
             ));
         }
     }
-    let uses_bound = |wl: &Arc<dyn crate::workload::Workload>| wl.phases().iter().any(|p| p.budget.is_none());
-    if bound_given && !plan.workloads.iter().any(uses_bound) {
+    // Only a Lua workload takes its budget from --ops/--secs (a phase without one of its
+    // own) and its sizes from --users/--items (ctx); specs and logs carry both.
+    let lua_run = plan
+        .workloads
+        .iter()
+        .any(|wl| wl.phases().iter().any(|p| p.budget.is_none()));
+    if given.bound && !lua_run {
         w.push(
             "--ops and --secs do not apply to specs and operation logs: each group (each log phase) has \
              its own budget"
                 .to_string(),
         );
     }
-    // Only a Lua script reads ctx.users and ctx.items; specs and logs size their own keys.
-    let is_lua = |wl: &Arc<dyn crate::workload::Workload>| wl.path().extension().is_some_and(|e| e == "lua");
-    if size_given && !plan.workloads.iter().any(is_lua) {
+    if given.size && !lua_run {
         w.push(
             "--users and --items do not apply to specs and operation logs: they size Lua workloads \
              (ctx.users, ctx.items); a spec's key space comes from its operations"
@@ -338,7 +334,7 @@ pub fn warnings(plan: &Plan, outputs: &setup::Outputs, given: Given) -> Vec<Stri
         );
     }
     if outputs.report_dir.is_some() {
-        if report_given {
+        if given.report {
             w.push("--report is ignored: --report-dir writes every report".to_string());
         }
         return w;

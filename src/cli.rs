@@ -1,6 +1,6 @@
 //! Command-line flags, keybench-compatible names, and their validation into a [`Plan`].
 
-mod epochs;
+pub mod epochs;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -715,7 +715,6 @@ pub fn open_workloads_with(paths: &[PathBuf], open: Opener) -> Result<Vec<Arc<dy
         .map(|p| {
             open(p).map_err(|e| match e {
                 WorkloadError::Invalid(m) | WorkloadError::Runtime(m) => usage(m),
-                WorkloadError::Interrupted => usage("interrupted"),
             })
         })
         .collect()

@@ -449,6 +449,12 @@ fn bad_epoch_settings_are_usage_errors() {
         r#"{"epochs": {"count": 2, "modes": ["mian"]}, "sections": [{"groups": [{"inserts": {"op_count": 10, "key_len": 8, "val_len": 8}}, {"point_queries": {"op_count": 1}}]}]}"#,
     )
     .unwrap();
+    let no_extends = dir.path().join("none.json");
+    std::fs::write(
+        &no_extends,
+        r#"{"epochs": {"count": 2, "extends": {"op_count": 0}}, "sections": [{"groups": [{"inserts": {"op_count": 10, "key_len": 8, "val_len": 8}}, {"point_queries": {"op_count": 1}}]}]}"#,
+    )
+    .unwrap();
     let no_load = workload("count.lua");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--epochs", "0", &ivs], "--epochs 0"),
@@ -478,6 +484,10 @@ fn bad_epoch_settings_are_usage_errors() {
             "epochs: a spec with epochs needs a group that loads",
         ),
         (vec![bad_mode.to_str().unwrap()], "epochs.modes: unknown mode 'mian'"),
+        (
+            vec![no_extends.to_str().unwrap()],
+            "epochs.extends.op_count: give at least 1 extend",
+        ),
     ];
     for (args, msg) in cases {
         let o = kvmark(&args);
@@ -578,4 +588,42 @@ fn a_real_epoch_run_plots_per_epoch_charts_per_mode() {
     let png = std::fs::read(run.join("figures").join(fig["file"].as_str().unwrap())).unwrap();
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 20_000);
     assert!(run.join("report.html").exists());
+}
+
+#[test]
+fn a_load_that_loses_writes_fails_the_epoch_points() {
+    // A 1 MiB LMDB map holds half of the 2000 records of 1000 bytes.
+    let data = tempfile::tempdir().unwrap();
+    let o = kvmark(&[
+        "--backend",
+        "lmdb",
+        "--engine-opt",
+        "lmdb.map_size=1M",
+        "--data-dir",
+        data.path().to_str().unwrap(),
+        "--probe",
+        "none",
+        "--epochs",
+        "2",
+        "--extend-ops",
+        "100",
+        "--items",
+        "2000",
+        "--ops",
+        "100",
+        &bundled("ivs.lua"),
+    ]);
+    assert_exit(&o, 1);
+    let out = stdout(&o);
+    assert!(
+        out.contains("engine errors while loading the store") && out.contains("MDB_MAP_FULL"),
+        "{out}"
+    );
+    // No epoch ran on the short store: all four points (two epochs, extend and main)
+    // failed with that reason.
+    assert_eq!(
+        out.matches(": engine errors while loading the store").count(),
+        4,
+        "{out}"
+    );
 }

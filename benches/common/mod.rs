@@ -14,9 +14,17 @@ pub fn args() -> Vec<String> {
     std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect()
 }
 
-/// Argument `i`, or `default` when absent or unparsable.
+/// Argument `i`, or `default` when absent; an argument that does not parse ends the
+/// bench with a message (a typo must not run the default silently).
 pub fn arg<T: std::str::FromStr>(args: &[String], i: usize, default: T) -> T {
-    args.get(i).and_then(|a| a.parse().ok()).unwrap_or(default)
+    let Some(a) = args.get(i) else { return default };
+    a.parse().unwrap_or_else(|_| {
+        eprintln!(
+            "bench: argument {} '{a}' is not valid here (see the usage at the top of the bench)",
+            i + 1
+        );
+        std::process::exit(2)
+    })
 }
 
 /// The median of `v` (sorted in place).
@@ -56,6 +64,10 @@ pub struct Pairs {
 impl Pairs {
     /// Measures; the order inside a pair alternates so a trend within a pair cancels.
     pub fn run(pairs: usize, mut a: impl FnMut() -> f64, mut b: impl FnMut() -> f64) -> Pairs {
+        if pairs == 0 {
+            eprintln!("bench: give at least 1 pair");
+            std::process::exit(2);
+        }
         a();
         b();
         let (mut av, mut bv, mut ratios) = (Vec::new(), Vec::new(), Vec::new());

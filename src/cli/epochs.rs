@@ -10,16 +10,9 @@ use crate::workload::Workload;
 impl RunArgs {
     /// `--max-value-bytes`: None for no cap.
     pub(super) fn max_value_bytes(&self) -> Result<Option<u64>, UsageError> {
-        match self.max_value_bytes.as_deref().map(str::trim) {
+        match self.max_value_bytes.as_deref() {
             None => Ok(Some(crate::engine::DEFAULT_MAX_VALUE_BYTES)),
-            Some("none") => Ok(None),
-            Some(text) => match parse_size(text) {
-                Ok(n) if n > 0 => Ok(Some(n)),
-                _ => Err(usage(format!(
-                    "--max-value-bytes {text}: give a positive size in bytes (K, M, G are powers of 1024, \
-                     e.g. 1600000 or 2M), or none for no cap"
-                ))),
-            },
+            Some(text) => parse_value_cap(text).map_err(|e| usage(format!("--max-value-bytes {}: {e}", text.trim()))),
         }
     }
 
@@ -59,6 +52,22 @@ impl RunArgs {
     }
 }
 
+/// A value cap as written on the command line or in a config file: a positive size, or
+/// `none` for no cap.
+pub fn parse_value_cap(text: &str) -> Result<Option<u64>, String> {
+    match text.trim() {
+        "none" => Ok(None),
+        t => match parse_size(t) {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err(
+                "give a positive size in bytes (K, M, G are powers of 1024, e.g. 1600000 or 2M), \
+                      or none for no cap"
+                    .to_string(),
+            ),
+        },
+    }
+}
+
 /// Refuses epoch flags that nothing uses, and flags that epochs cannot honour.
 pub(super) fn check(
     flags: &EpochFlags,
@@ -84,7 +93,8 @@ pub(super) fn check(
     }
     let refuse = |flag: &str| {
         Err(usage(format!(
-            "{flag} does not apply to epochs (each epoch's phases run closed loop on their own stores): drop it"
+            "{flag} does not apply to epochs (each epoch's phases run closed loop on their own stores): drop it \
+             (a config file's rate or SLO: --no-rate turns it off; its seed_once: --no-seed-once)"
         )))
     };
     if let Some(flag) = open_loop_flags.first() {

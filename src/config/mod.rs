@@ -324,13 +324,7 @@ fn bench(args: &mut RunArgs, entries: &[Entry], path: &Path) -> Result<(), Confi
             }
             "max_value_bytes" => {
                 let t = v.text()?.to_string();
-                if t != "none" {
-                    match parse_size(&t) {
-                        Ok(n) if n > 0 => {}
-                        Ok(_) => return Err(v.err("give a positive size, or none")),
-                        Err(e) => return Err(v.err(e)),
-                    }
-                }
+                crate::cli::epochs::parse_value_cap(&t).map_err(|e| v.err(e))?;
                 args.max_value_bytes = Some(t);
             }
             other => unreachable!("{other} is in BENCH_KEYS"),

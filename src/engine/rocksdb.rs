@@ -108,7 +108,11 @@ fn append_merge(_key: &[u8], existing: Option<&[u8]>, operands: &MergeOperands) 
 /// Append under a value cap: each operand in order, except those that would take the
 /// value past `cap` (the same rule the other engines apply at write time).
 fn append_capped(existing: Option<&[u8]>, operands: &MergeOperands, cap: u64) -> Vec<u8> {
-    let mut out = existing.map(<[u8]>::to_vec).unwrap_or_default();
+    let existing = existing.unwrap_or_default();
+    let all = existing.len() + operands.iter().map(<[u8]>::len).sum::<usize>();
+    // Room for every operand that can fit, so the value is copied once.
+    let mut out = Vec::with_capacity(all.min(usize::try_from(cap).unwrap_or(usize::MAX).max(existing.len())));
+    out.extend_from_slice(existing);
     for op in operands {
         if fits_cap(Some(cap), out.len(), op.len()) {
             out.extend_from_slice(op);

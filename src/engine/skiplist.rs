@@ -137,7 +137,7 @@ struct SkiplistSession {
 impl SkiplistSession {
     /// Sets `key`'s value to `next(current)` (None: the key is absent) with a
     /// compare-and-swap, retrying until no other write got in between.
-    fn write(&self, key: &[u8], mut next: impl FnMut(Option<&[u8]>) -> Box<[u8]>) {
+    fn write(&self, key: &[u8], mut next: impl FnMut(Option<&[u8]>) -> Option<Box<[u8]>>) {
         let guard = &epoch::pin();
         loop {
             // The common case (the key exists) allocates no key.
@@ -191,7 +191,7 @@ impl SkiplistSession {
 /// key up again (the node is dead, or another write got in between).
 fn try_write(
     slot: &Slot,
-    next: &mut impl FnMut(Option<&[u8]>) -> Box<[u8]>,
+    next: &mut impl FnMut(Option<&[u8]>) -> Option<Box<[u8]>>,
     guard: &Guard,
     unlink: impl FnOnce(),
 ) -> bool {
@@ -200,7 +200,11 @@ fn try_write(
         unlink(); // help the delete finish, then start over on a fresh node
         return true;
     }
-    let new = Owned::new(next(live(cur)));
+    // None: the value stays as it is (decided on the value just loaded).
+    let Some(value) = next(live(cur)) else {
+        return false;
+    };
+    let new = Owned::new(value);
     match slot
         .0
         .compare_exchange(cur, new, Ordering::AcqRel, Ordering::Acquire, guard)
@@ -218,7 +222,7 @@ fn try_write(
 
 impl Session for SkiplistSession {
     fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
-        self.write(key, |_| val.into());
+        self.write(key, |_| Some(val.into()));
         Ok(())
     }
 
@@ -277,16 +281,16 @@ impl Session for SkiplistSession {
         let mut skipped = false;
         self.write(key, |current| {
             let current = current.unwrap_or_default();
-            // The decision is made on the value this compare-and-swap replaces; a
-            // skip writes the same bytes back, so the value never passes the cap.
+            // The decision is made on the value this compare-and-swap would replace;
+            // a skip leaves it untouched, so the value never passes the cap.
             skipped = !fits_cap(self.cap, current.len(), suffix.len());
             if skipped {
-                return current.into();
+                return None;
             }
             let mut v = Vec::with_capacity(current.len() + suffix.len());
             v.extend_from_slice(current);
             v.extend_from_slice(suffix);
-            v.into_boxed_slice()
+            Some(v.into_boxed_slice())
         });
         Ok(if skipped { Appended::Skipped } else { Appended::Yes })
     }

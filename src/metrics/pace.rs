@@ -37,8 +37,9 @@ impl Default for PaceStats {
 }
 
 impl PaceStats {
-    /// Files the lag of one unit's first operation.
-    #[inline]
+    /// Files the lag of one unit's first operation. Runs file theirs through
+    /// `Pacer::take_stats`; this is for tests.
+    #[cfg(test)]
     pub fn unit(&mut self, lag_ns: u64, waited: bool) {
         if waited {
             self.waited += 1;

@@ -108,8 +108,9 @@ impl KindStats {
         self.first_error = None;
     }
 
-    /// Records one response time (open loop).
-    #[inline]
+    /// Records one response time (open loop). Runs record through [`super::tally`];
+    /// this is the direct path the tests compare against.
+    #[cfg(test)]
     pub fn record_response(&mut self, ns: u64) {
         self.resp.get_or_insert_with(new_histogram).saturating_record(ns.max(1));
     }
@@ -182,8 +183,9 @@ impl Recorder {
     }
 
     /// Records one call of `kind` that took `ns` nanoseconds and touched `prim_ops`
-    /// primitive operations.
-    #[inline]
+    /// primitive operations. Runs record through [`super::tally`]; this is the direct
+    /// path the tests compare against and build recorders with.
+    #[cfg(test)]
     pub fn record(&mut self, kind: OpKind, ns: u64, prim_ops: u64) -> &mut KindStats {
         let stats = self.kind_mut(kind);
         // Zero-duration samples (possible with a coarse clock) count as 1 ns.

@@ -311,7 +311,7 @@ impl Figure {
     /// Widens the panels so `marks` bars or marker columns side by side stay apart.
     pub fn fit_width(mut self, marks: usize) -> Figure {
         let wanted = (marks as u32).saturating_mul(12).saturating_add(140);
-        if wanted > 560 {
+        if wanted > super::render::PANEL_W {
             self.panel_width = Some(wanted.min(2400));
         }
         self

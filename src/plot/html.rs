@@ -119,6 +119,8 @@ fn val(v: &Value) -> String {
         Value::String(s) => s.clone(),
         Value::Null => "-".to_string(),
         Value::Array(a) => a.iter().map(val).collect::<Vec<_>>().join(", "),
+        // A value the run wrote with its own wording (a target rate) shows as written.
+        Value::Object(o) if o.get("text").is_some_and(Value::is_string) => val(&o["text"]),
         other => other.to_string(),
     }
 }

@@ -101,7 +101,7 @@ pub fn svg(fig: &Figure) -> Result<String, Err> {
     fonts();
     let columns = fig.columns.max(1);
     let rows = fig.panels.len().div_ceil(columns).max(1) as u32;
-    let panel_w = fig.panel_width.unwrap_or(PANEL_W).max(PANEL_W);
+    let panel_w = fig.panel_width.unwrap_or(PANEL_W);
     let width = (columns as u32 * panel_w).max(text_width(&fig.title, 20) + 60);
     let entries = legend_entries(fig);
     let (places, legend_rows) = legend_layout(&entries, width);

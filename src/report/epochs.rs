@@ -7,24 +7,11 @@ use std::io::{self, Write};
 
 use serde_json::{Map, Value, json};
 
-use super::format::{duration_ns, rate};
+use super::format::{bytes, duration_ns, rate};
 use crate::metrics::OpKind;
-use crate::run::ivs::stats::{Interval, LATENCY_FIGURES};
+use crate::run::ivs::stats::{Interval, LATENCY_FIGURES, MEAN, P99};
 use crate::run::ivs::{EpochInfo, IvsMode};
 use crate::run::result::{PointResult, SummaryRow};
-
-/// A byte count with a decimal unit: "980 B", "12.3 kB", "4.56 MB", "1.23 GB".
-pub fn bytes(n: f64) -> String {
-    if n < 1e3 {
-        format!("{n:.0} B")
-    } else if n < 1e6 {
-        format!("{:.1} kB", n / 1e3)
-    } else if n < 1e9 {
-        format!("{:.2} MB", n / 1e6)
-    } else {
-        format!("{:.2} GB", n / 1e9)
-    }
-}
 
 /// " epoch=3 mode=clean" for a point's coordinates line.
 pub fn coords(p: &PointResult) -> String {
@@ -85,8 +72,8 @@ pub fn console(out: &mut dyn Write, p: &PointResult) -> io::Result<()> {
             line.push_str(&format!(
                 "; {} mean {}, p99 {}",
                 kind.name(),
-                interval(&figs[0], &|x| duration_ns(x)),
-                interval(&figs[2], &|x| duration_ns(x)),
+                interval(&figs[MEAN], &duration_ns),
+                interval(&figs[P99], &duration_ns),
             ));
         }
         writeln!(out, "{line}")?;
@@ -128,8 +115,8 @@ pub fn summary(out: &mut dyn Write, rows: &[SummaryRow]) -> io::Result<()> {
             lat.push_str(&format!(
                 "  {} {} / {}",
                 kind.name(),
-                duration_ns(figs[0].mean),
-                duration_ns(figs[2].mean)
+                duration_ns(figs[MEAN].mean),
+                duration_ns(figs[P99].mean)
             ));
         }
         writeln!(
@@ -152,26 +139,11 @@ pub fn summary(out: &mut dyn Write, rows: &[SummaryRow]) -> io::Result<()> {
     Ok(())
 }
 
-/// The tsv columns this module adds, after the others.
-pub const TSV_COLUMNS: [&str; 17] = [
-    "epoch",
-    "ivs_mode",
-    "records",
-    "volume_bytes",
-    "value_mean_bytes",
-    "value_p50_bytes",
-    "value_p99_bytes",
-    "value_max_bytes",
-    "skipped_extends",
-    "wu_per_s_mean",
-    "wu_per_s_ci95",
-    "mean_ns_mean",
-    "mean_ns_ci95",
-    "p99_ns_mean",
-    "p99_ns_ci95",
-    "dump_s",
-    "dump_bytes",
-];
+/// How many tsv columns this module fills: the last ones of [`super::tsv::COLUMNS`].
+const TSV_COUNT: usize = 17;
+
+/// The tsv columns this module fills, after the others.
+pub const TSV_COLUMNS: &[&str] = super::tsv::COLUMNS.split_at(super::tsv::COLUMNS.len() - TSV_COUNT).1;
 
 /// The tsv cells of [`TSV_COLUMNS`] for a row of `kind` (None: a point's empty row),
 /// `-` outside epochs. Latency intervals are of service time.
@@ -195,10 +167,10 @@ pub fn tsv_cells(p: &PointResult, kind: Option<OpKind>, service: bool) -> Vec<St
     ];
     match kind.and_then(|k| e.intervals.ops.get(&k)).filter(|_| service) {
         Some(figs) => c.extend([
-            format!("{:.1}", figs[0].mean),
-            format!("{:.1}", figs[0].ci95),
-            format!("{:.1}", figs[2].mean),
-            format!("{:.1}", figs[2].ci95),
+            format!("{:.1}", figs[MEAN].mean),
+            format!("{:.1}", figs[MEAN].ci95),
+            format!("{:.1}", figs[P99].mean),
+            format!("{:.1}", figs[P99].ci95),
         ]),
         None => c.extend(std::iter::repeat_n("-".to_string(), 4)),
     }
@@ -260,10 +232,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn byte_units() {
-        assert_eq!(bytes(980.0), "980 B");
-        assert_eq!(bytes(12_345.0), "12.3 kB");
-        assert_eq!(bytes(4_560_000.0), "4.56 MB");
-        assert_eq!(bytes(1.23e9), "1.23 GB");
+    fn the_epoch_columns_are_the_last_of_the_tsv() {
+        assert_eq!(TSV_COLUMNS.first(), Some(&"epoch"));
+        assert_eq!(TSV_COLUMNS.last(), Some(&"dump_bytes"));
     }
 }

@@ -439,10 +439,10 @@ fn lead(
                         // One failure stops the others; the first message wins.
                         stop_before.store(i + 1, Ordering::Relaxed);
                         if out.end == CrewEnd::Done {
-                            out.end = match e {
-                                WorkloadError::Interrupted => CrewEnd::Interrupted,
-                                _ if crew.abort.load(Ordering::Relaxed) => CrewEnd::Interrupted,
-                                other => CrewEnd::Failed(other.to_string()),
+                            out.end = if crew.abort.load(Ordering::Relaxed) {
+                                CrewEnd::Interrupted
+                            } else {
+                                CrewEnd::Failed(e.to_string())
                             };
                         }
                     }

@@ -573,6 +573,12 @@ impl Runner<'_> {
 /// would leave every later figure of the point describing another dataset, so it
 /// fails the point instead of passing silently.
 fn seed_errors(rec: &Recorder) -> Option<String> {
+    engine_errors(rec).map(|e| format!("engine errors in load(): {e}"))
+}
+
+/// The engine errors a recorder counted, per operation kind with the first message,
+/// or None when there were none.
+pub(crate) fn engine_errors(rec: &Recorder) -> Option<String> {
     let failed: Vec<String> = rec
         .used()
         .filter(|(_, s)| s.errors > 0)
@@ -586,7 +592,7 @@ fn seed_errors(rec: &Recorder) -> Option<String> {
             )
         })
         .collect();
-    (!failed.is_empty()).then(|| format!("engine errors in load(): {}", failed.join("; ")))
+    (!failed.is_empty()).then(|| failed.join("; "))
 }
 
 fn failed_status(msg: &str, label: &str, abort: &AtomicBool) -> PointStatus {

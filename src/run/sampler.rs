@@ -359,6 +359,12 @@ impl<'a> Sampler<'a> {
             }
         } else {
             self.collect(st);
+            // A tick that came after the workers had finished ended its interval past
+            // the step's end: what it gathered belongs to the final interval (emitted
+            // on its own, it was followed by one of negative length).
+            if st.pending.as_ref().is_some_and(|(raw, _)| *raw >= end_raw) {
+                st.pending = None;
+            }
             self.emit_pending(st);
             if timeline {
                 self.read_probes(st);

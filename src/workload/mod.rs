@@ -129,22 +129,20 @@ pub struct ThreadCtx {
     pub sweep: Option<(String, SweepValue)>,
 }
 
-/// A workload failure: a script error, a bad file, or an interrupted call.
+/// A workload failure: a script error or a bad file. (An interrupted run is not an
+/// error of the workload: the crew sees it in its abort flag.)
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WorkloadError {
     /// The file cannot be used at all (missing, unreadable, malformed): a usage error.
     Invalid(String),
     /// An error raised while running load() or run(), with its file and line.
     Runtime(String),
-    /// The run was interrupted (Ctrl-C) inside a workload call.
-    Interrupted,
 }
 
 impl fmt::Display for WorkloadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             WorkloadError::Invalid(m) | WorkloadError::Runtime(m) => f.write_str(m),
-            WorkloadError::Interrupted => f.write_str("interrupted"),
         }
     }
 }

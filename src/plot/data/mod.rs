@@ -131,7 +131,13 @@ pub fn load(dir: &Path) -> RunData {
     std::thread::scope(|s| {
         let logs = s.spawn(|| read_hlogs(dir));
         let mut data = load_tables(dir);
-        let (hlogs, notes) = logs.join().unwrap_or_default();
+        let (hlogs, notes) = logs.join().unwrap_or_else(|_| {
+            let hdr = dir.join(HDR_DIR);
+            (
+                Vec::new(),
+                vec![format!("{}: the histogram logs could not be read", hdr.display())],
+            )
+        });
         data.hlogs = hlogs;
         data.notes.extend(notes);
         data

@@ -24,7 +24,7 @@ type Pick = Box<dyn Fn(&Epoch) -> Option<Interval>>;
 
 /// Which modes a panel draws: the run modes, or the extend phase (whose throughput is
 /// of appends, not of the workload's units, so it gets panels of its own).
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum Modes {
     Run,
     Extend,

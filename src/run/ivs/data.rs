@@ -171,7 +171,18 @@ pub struct DumpFile {
 impl Drop for DumpFile {
     fn drop(&mut self) {
         self.map = None;
-        let _ = std::fs::remove_file(&self.path);
+        remove_dump_file(&self.path);
+    }
+}
+
+/// Removes a dump file; one that cannot be removed is said (it would be left behind
+/// under the data directory), one already gone is not.
+fn remove_dump_file(path: &Path) {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            eprintln!("kvmark: warning: cannot remove the dump file {}: {e}", path.display());
+        }
+        _ => {}
     }
 }
 
@@ -271,7 +282,7 @@ fn scan_range(
     });
     let failed = |why: String| {
         if let Some(path) = dump {
-            let _ = std::fs::remove_file(path);
+            remove_dump_file(path);
         }
         why
     };

@@ -357,6 +357,13 @@ pub(super) fn seed_of(steps: &[StepOutcome], threads: usize) -> Option<SeedResul
     })
 }
 
+/// The engine errors of the steps that loaded a store, as a failure message: a store
+/// that lost writes while it was loaded holds other data than the mode says.
+pub(super) fn load_errors(steps: &[StepOutcome]) -> Option<String> {
+    let errors: Vec<String> = steps.iter().filter_map(|s| crate::run::engine_errors(&s.rec)).collect();
+    (!errors.is_empty()).then(|| format!("engine errors while loading the store: {}", errors.join("; ")))
+}
+
 pub(super) fn status_of(end: &CrewEnd) -> PointStatus {
     match end {
         CrewEnd::Done => PointStatus::Ok,
@@ -417,6 +424,7 @@ impl CellRun<'_> {
             done_units: Vec::new(),
             initial: None,
             epochs: Vec::new(),
+            load_failed: None,
             accums,
         };
         let mut progress = Progress::running(&key.label());
@@ -480,11 +488,16 @@ pub(super) struct MainMonitor<'a, 'r> {
     pub(super) done_units: Vec<(usize, Vec<u64>)>,
     pub(super) initial: Option<Initial>,
     pub(super) epochs: Vec<EpochState>,
+    /// Why the load failed (engine errors), which stops the crew before its next step.
+    load_failed: Option<String>,
     pub(super) accums: &'a mut Accums,
 }
 
 impl Monitor for MainMonitor<'_, '_> {
     fn before_step(&mut self, index: usize, _step: &Step) -> Result<(), String> {
+        if let Some(why) = &self.load_failed {
+            return Err(why.clone());
+        }
         match self.kinds[index] {
             MainStep::Extend(e) => self.plan_extends(e),
             MainStep::Run(e) => {
@@ -498,6 +511,9 @@ impl Monitor for MainMonitor<'_, '_> {
     }
 
     fn step_finished(&mut self, _step: &Step, _elapsed: Duration, outcome: &StepOutcome) {
+        if matches!(self.kinds[self.finished], MainStep::Load | MainStep::LoadPhase(_)) {
+            self.load_failed = load_errors(std::slice::from_ref(outcome));
+        }
         match self.kinds[self.finished] {
             MainStep::LoadPhase(p) => self.done_units.push((p, outcome.thread_units.clone())),
             MainStep::Run(_) => self

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use super::data::{self, Dump, ScanWants};
-use super::driver::{MainMonitor, seed_of, status_of};
+use super::driver::{MainMonitor, load_errors, seed_of, status_of};
 use super::sizes::SizeSnapshot;
 use super::stats::Intervals;
 use super::steps::{FillSource, Slot};
@@ -225,6 +225,11 @@ impl MainMonitor<'_, '_> {
         }
         let run_step = (outcome.steps.len() > loads).then(|| clone_outcome(&outcome.steps[loads]));
         let mut end = outcome.end;
+        if end == CrewEnd::Done
+            && let Some(why) = load_errors(&load_outcomes)
+        {
+            end = CrewEnd::Failed(why);
+        }
         if let Err(err) = closed
             && end == CrewEnd::Done
         {

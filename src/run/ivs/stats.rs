@@ -52,6 +52,11 @@ impl Interval {
 /// The per-operation latency figures kept for each repeat, in report order.
 pub const LATENCY_FIGURES: [&str; 5] = ["mean_ns", "p50_ns", "p99_ns", "p999_ns", "max_ns"];
 
+/// Where the mean is in [`LATENCY_FIGURES`].
+pub const MEAN: usize = 0;
+/// Where the p99 is in [`LATENCY_FIGURES`].
+pub const P99: usize = 2;
+
 /// One repeat's figures of one point: throughput and, per operation kind, the
 /// latency figures of [`LATENCY_FIGURES`].
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -169,7 +169,12 @@ pub fn fill(
                     if batch.is_empty() {
                         break;
                     }
-                    let _ = kv.mput(&batch);
+                    // A failed write is counted by the verb and fails the point once
+                    // the store is loaded (see `driver::load_errors`); loading on is
+                    // pointless.
+                    if kv.mput(&batch).is_err() {
+                        return StepRun { done, error: None };
+                    }
                     done += batch.len() as u64;
                     if !pacing.between_chunks(kv, done) {
                         return StepRun { done, error: None };
@@ -207,7 +212,9 @@ pub fn fill(
                         (index.key(k), v)
                     })
                     .collect();
-                let _ = kv.mput(&batch);
+                if kv.mput(&batch).is_err() {
+                    break; // counted; fails the point (see above)
+                }
                 done += batch.len() as u64;
                 i = end;
                 if !pacing.between_chunks(kv, done) {

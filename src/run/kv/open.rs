@@ -195,21 +195,16 @@ impl Kv {
         let end = self.clock.raw();
         self.last_end = end;
         let ns = self.clock.delta_as_nanos(start, end);
+        let response = self
+            .pacer
+            .is_active()
+            .then(|| self.ns(start).saturating_sub(due_ns) + ns);
         let tally = self.tallies.kind(OpKind::Expire);
         tally.record(LatencySet::Service, ns);
-        if self.pacer.is_active() {
-            let start_ns = self.clock.delta_as_nanos(self.origin, start);
-            tally.record(LatencySet::Response, start_ns.saturating_sub(due_ns) + ns);
+        if let Some(r) = response {
+            tally.record(LatencySet::Response, r);
         }
-        let stats = self.rec.kind_mut(OpKind::Expire);
-        stats.prim_ops += 1;
-        stats.retries += retries;
-        if let Err(e) = result {
-            stats.errors += 1;
-            if stats.first_error.is_none() {
-                stats.first_error = Some(e.message);
-            }
-        }
+        count_call!(self, OpKind::Expire, 1, 0, retries, &result);
     }
 }
 

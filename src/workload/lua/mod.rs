@@ -391,7 +391,7 @@ impl Drop for LuaState {
 /// One thread's Lua program.
 struct LuaProgram {
     state: LuaState,
-    /// The Lua loop, for closed-loop runs.
+    /// The C loop, for closed-loop runs.
     driver: Function,
     /// The C loop that calls `Kv::begin_unit` before each unit.
     hooked: Function,
@@ -400,10 +400,11 @@ struct LuaProgram {
 }
 
 impl LuaProgram {
-    /// Units of the chunk starting at `first_iter` that finished: the drivers set
-    /// `ctx.iter` before each unit, so it names the one that was running.
+    /// Units of the chunk starting at `first_iter` that finished: the drivers count
+    /// each unit before running it, so the count names the one that was running (read
+    /// from the count, not from `ctx.iter`, which a workload may have changed).
     fn units_finished(&self, first_iter: u64, n: u64) -> u64 {
-        let running = self.ctx.get::<i64>("iter").unwrap_or(first_iter as i64);
+        let running = self.state.bridge().iter_count().current.get();
         (running - first_iter as i64).clamp(0, n as i64) as u64
     }
 }

@@ -188,9 +188,6 @@ impl Plan {
     }
 }
 
-/// Bytes an `extends` operation appends when it gives no `len` (YCSB-IVS's default).
-pub const DEFAULT_EXTEND_BYTES: f64 = 100.0;
-
 /// Most operations in one group (far beyond any run, far below overflow).
 const MAX_OPS: u64 = 1 << 50;
 
@@ -459,7 +456,10 @@ fn group(g: &GroupSpec, scope: &Scope, path: &str, name: String, scale: f64) -> 
         let p = format!("{path}.extends");
         let (len, len_path) = match &o.len {
             Some(l) => (l.clone(), format!("{p}.len")),
-            None => (NumberExpr::Const(DEFAULT_EXTEND_BYTES), p.clone()),
+            None => (
+                NumberExpr::Const(crate::run::ivs::DEFAULT_EXTEND_BYTES as f64),
+                p.clone(),
+            ),
         };
         let val = StringExpr::Uniform(UniformStr {
             len,
@@ -642,7 +642,11 @@ fn epochs(e: &EpochsSpec, phases: usize) -> Result<EpochDefaults, String> {
     };
     if let Some(x) = &e.extends {
         if let Some(c) = &x.op_count {
-            out.extend_ops = Some(op_count(c, "epochs.extends.op_count")?);
+            let n = op_count(c, "epochs.extends.op_count")?;
+            if n == 0 {
+                return Err("epochs.extends.op_count: give at least 1 extend per epoch".to_string());
+            }
+            out.extend_ops = Some(n);
         }
         if let Some(l) = &x.len {
             let len = num_expr(l).map_err(|m| format!("epochs.extends.len: {m}"))?;
