@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # Harness overhead on a real engine: fill-random and read-random on RocksDB, driven by
 # kvmark (bench/workloads/*.lua) and by a bare Rust loop over the same crate with the
-# same options, keys and values (benches/rocksdb_overhead.rs). Each round runs the two
-# sides back to back on fresh stores and records kvmark / bare; the median ratio over
-# the rounds is the figure (this shared machine drifts; a paired ratio damps it).
+# same options, keys and values (benches/rocksdb_overhead.rs); then read-random as a
+# declarative spec (bench/workloads/readrandom.json: keys rendered in Rust, no Lua),
+# against the bare loop running the very operations `kvmark gen` writes for that spec.
+# Both sides wait for RocksDB's flushes and compactions after the seed (kvmark
+# --settle), so the timed phase does not share the 2 cores with the seed's compaction.
+# Each round runs the two sides back to back on fresh stores and records kvmark / bare;
+# the median ratio over the rounds is the figure (this shared machine drifts; a paired
+# ratio damps it).
 #
-# usage: bench/rocksdb-overhead.sh DATA_DIR [ROUNDS] [OPS] [ITEMS]
+# usage: bench/rocksdb-overhead.sh DATA_DIR [ROUNDS] [OPS] [ITEMS] [MODES]
 #   DATA_DIR must be on the disk to benchmark (not tmpfs). OPS puts fill an empty store;
 #   read-random runs 4 x OPS gets (they are faster) on a store seeded with ITEMS keys.
+#   MODES: a space-separated subset of "fill read spec" (default all three).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${1:?usage: bench/rocksdb-overhead.sh DATA_DIR [ROUNDS] [OPS] [ITEMS]}
-rounds=${2:-5}; ops=${3:-200000}; items=${4:-200000}
+rounds=${2:-5}; ops=${3:-200000}; items=${4:-200000}; modes=${5:-fill read spec}
 target=${CARGO_TARGET_DIR:-target}
 kvmark=${KVMARK:-$target/release/kvmark}
 bare=${BARE:-$(ls -t "$target"/release/deps/rocksdb_overhead-* 2>/dev/null | grep -v '\.d$' | head -1)}
@@ -21,9 +27,18 @@ bare=${BARE:-$(ls -t "$target"/release/deps/rocksdb_overhead-* 2>/dev/null | gre
 
 median() { sort -n | awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%.3f (min %.3f, max %.3f, %d rounds)", m, v[1], v[NR], NR}'; }
 
-for mode in fill read; do
-  wl=bench/workloads/${mode}random.lua
-  n=$ops; [ "$mode" = read ] && n=$((ops * 4))
+# The spec at this size, and its operations as a log for the bare side (removed at exit).
+spec=$(mktemp --suffix .json); log="$data/rocksdb-overhead-$$.ops"
+trap 'rm -f "$spec" "$log"' EXIT
+sed -e "s/\"op_count\": 200000/\"op_count\": $items/" -e "s/\"op_count\": 800000/\"op_count\": $((ops * 4))/" \
+  bench/workloads/readrandom.json > "$spec"
+case " $modes " in *" spec "*) "$kvmark" gen "$spec" -o "$log" 2>/dev/null ;; esac
+
+for mode in $modes; do
+  case $mode in fill|read|spec) ;; *) echo "unknown mode $mode: give fill, read or spec" >&2; exit 2 ;; esac
+  wl=bench/workloads/${mode}random.lua; label=${mode}random
+  [ "$mode" = spec ] && label=readrandom-spec
+  n=$ops; [ "$mode" = fill ] || n=$((ops * 4))
   for threads in 1 2; do
     ratios=()
     for r in $(seq "$rounds"); do
@@ -32,18 +47,29 @@ for mode in fill read; do
       # write-back.
       run_bare() {
         sync; sleep 1
-        b=$("$bare" "$mode" --dir "$data" --items "$items" --ops "$n" --threads "$threads" | sed -n 's/.*ops\/s=//p')
+        if [ "$mode" = spec ]; then
+          # The spec's load group puts one key at a time.
+          b=$("$bare" read --dir "$data" --threads "$threads" --seed-batch 1 --oplog "$log" --settle | sed -n 's/.*ops\/s=//p')
+        else
+          b=$("$bare" "$mode" --dir "$data" --items "$items" --ops "$n" --threads "$threads" --settle | sed -n 's/.*ops\/s=//p')
+        fi
       }
       run_kvmark() {
         sync; sleep 1
-        k=$("$kvmark" --backend rocksdb --data-dir "$data" --items "$items" --ops "$n" --threads "$threads" "$wl" |
-          awk '/^throughput:/{print $2; exit}')
+        if [ "$mode" = spec ]; then
+          # The read phase's throughput (tsv: op, wu_per_s and phase are columns 6, 14, 16).
+          k=$("$kvmark" --backend rocksdb --data-dir "$data" --threads "$threads" --settle --report tsv "$spec" |
+            awk -F'\t' '$16 == "read" && $6 == "get" {print $14; exit}')
+        else
+          k=$("$kvmark" --backend rocksdb --data-dir "$data" --items "$items" --ops "$n" --threads "$threads" --settle "$wl" |
+            awk '/^throughput:/{print $2; exit}')
+        fi
       }
       if (( r % 2 )); then run_bare; run_kvmark; else run_kvmark; run_bare; fi
       ratio=$(awk -v a="$k" -v b="$b" 'BEGIN{printf "%.3f", a/b}')
       ratios+=("$ratio")
-      echo "${mode}random t$threads round $r: bare $b ops/s, kvmark $k wu/s, kvmark/bare $ratio (load $(cut -d' ' -f1 /proc/loadavg))"
+      echo "$label t$threads round $r: bare $b ops/s, kvmark $k wu/s, kvmark/bare $ratio (load $(cut -d' ' -f1 /proc/loadavg))"
     done
-    echo "${mode}random t$threads: median kvmark/bare $(printf '%s\n' "${ratios[@]}" | median)"
+    echo "$label t$threads: median kvmark/bare $(printf '%s\n' "${ratios[@]}" | median)"
   done
 done

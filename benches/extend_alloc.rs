@@ -14,7 +14,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use kvmark::engine::{Appended, EngineResult, Existed, ScanFn, Session};
+use kvmark::engine::{Appended, EngineResult, Existed, ReadBuf, ScanFn, Session};
 use kvmark::run::ivs::data::KeyIndex;
 use kvmark::run::ivs::extend::ExtendPlan;
 use kvmark::run::ivs::steps::{self, ExtendWork};
@@ -53,7 +53,7 @@ impl Session for Nothing {
     fn put(&mut self, _: &[u8], _: &[u8]) -> EngineResult<()> {
         Ok(())
     }
-    fn get(&mut self, _: &[u8], _: &mut Vec<u8>) -> EngineResult<bool> {
+    fn get(&mut self, _: &[u8], _: &mut ReadBuf) -> EngineResult<bool> {
         Ok(false)
     }
     fn del(&mut self, _: &[u8]) -> EngineResult<Existed> {

@@ -212,6 +212,16 @@ pub struct RunArgs {
     #[arg(long, overrides_with = "keep_data")]
     pub no_keep_data: bool,
 
+    /// Before every timed phase (after the seed, and between a spec's phases), wait
+    /// until the engine's background flushes and compactions are done (RocksDB);
+    /// the wait is part of no phase.
+    #[arg(long, overrides_with = "no_settle")]
+    pub settle: bool,
+
+    /// Switch --settle off (overrides a config file).
+    #[arg(long, overrides_with = "settle")]
+    pub no_settle: bool,
+
     /// An engine option, ENGINE.KEY=VALUE (repeatable); `kvmark engines` lists the keys.
     /// Sizes take K, M, G or T (powers of 1024). Overrides the same key of a config
     /// file's engine section.
@@ -574,6 +584,7 @@ impl RunArgs {
             seed_once,
             data_dir: self.data_dir,
             keep_data: self.keep_data && !self.no_keep_data,
+            settle: self.settle && !self.no_settle,
             timeline,
             probes,
             option_origins,

@@ -133,6 +133,7 @@ fn every_kind_of_value_on_the_command_line_overrides_the_file() {
              seed = 5\n\
              seed_once = true\n\
              keep_data = false\n\
+             settle = true\n\
              auto_plot = true\n\
              data_dir = {a}\n\
              timeline = 1\n\
@@ -184,6 +185,7 @@ fn every_kind_of_value_on_the_command_line_overrides_the_file() {
     assert_eq!(one("users"), "12");
     assert_eq!(one("seed_once"), "false");
     assert_eq!(one("keep_data"), "true");
+    assert_eq!(one("settle"), "true", "from the file");
     assert_eq!(one("auto_plot"), "false", "--no-auto-plot switches the file's off");
     assert_eq!(one("data_dir"), data_b.display().to_string());
     assert_eq!(one("timeline"), "0.5");

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use kvmark::engine::{
-    AppendMethod, Appended, EngineInfo, EngineOptions, EngineResult, ErrorKind, Existed, OpenRequest, Rows, Session,
-    Store, Values, registry,
+    AppendMethod, Appended, EngineInfo, EngineOptions, EngineResult, ErrorKind, Existed, OpenRequest, ReadBuf, Rows,
+    Session, Store, Values, registry,
 };
 use tempfile::TempDir;
 
@@ -115,8 +115,9 @@ fn put(fx: &Fixture, s: &mut dyn Session, k: &[u8], v: &[u8]) {
 }
 
 fn get(fx: &Fixture, s: &mut dyn Session, k: &[u8]) -> Option<Vec<u8>> {
-    let mut out = vec![0xAA; 3]; // stale contents the engine must replace
-    ok(fx.name(), "get", || s.get(k, &mut out)).then_some(out)
+    let mut out = ReadBuf::new();
+    out.set(&[0xAA; 3]); // stale contents the engine must replace
+    ok(fx.name(), "get", || s.get(k, &mut out)).then(|| out.to_vec())
 }
 
 fn range(fx: &Fixture, s: &mut dyn Session, lo: &[u8], hi: &[u8], limit: usize) -> Vec<(Vec<u8>, Vec<u8>)> {

@@ -121,6 +121,46 @@ fn keep_data_keeps_the_store_and_the_default_removes_it() {
 }
 
 #[test]
+fn settle_waits_before_every_timed_phase_outside_its_time() {
+    // sim.settle makes each wait last 300 ms; a spec of two tiny phases waits twice.
+    let d = tempfile::tempdir().unwrap();
+    let spec = d.path().join("two.json");
+    std::fs::write(
+        &spec,
+        r#"{"sections": [{"key_len": 8, "val_len": 8, "groups": [
+            {"name": "fill", "inserts": {"op_count": 50}},
+            {"name": "read", "point_queries": {"op_count": 50}}]}]}"#,
+    )
+    .unwrap();
+    let args = [
+        "--backend",
+        "sim",
+        "--engine-opt",
+        "sim.settle=300ms",
+        "--report",
+        "tsv",
+    ];
+    let started = std::time::Instant::now();
+    let o = kvmark(&[&args[..], &["--settle", spec.to_str().unwrap()]].concat());
+    let elapsed = started.elapsed();
+    assert_exit(&o, 0);
+    assert!(elapsed.as_secs_f64() >= 0.6, "two waits of 300 ms, took {elapsed:?}");
+    let out = stdout(&o);
+    let header: Vec<&str> = out.lines().next().unwrap().split('\t').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (phase, wall) = (col("phase"), col("wall_s"));
+    let mut phases = Vec::new();
+    for row in out.lines().skip(1).map(|l| l.split('\t').collect::<Vec<_>>()) {
+        if row[phase] != "all" {
+            let secs: f64 = row[wall].parse().unwrap();
+            assert!(secs < 0.3, "the wait is in no phase's time: {row:?}");
+            phases.push(row[phase].to_string());
+        }
+    }
+    assert_eq!(phases, ["fill", "read"], "{out}");
+}
+
+#[test]
 fn bad_engine_options_stop_the_run_before_it_starts() {
     let data = tempfile::tempdir().unwrap();
     let dir = data.path().to_str().unwrap();

@@ -26,7 +26,7 @@ pub use self::size::parse_size;
 
 /// Every key `[bench]` accepts. `workload` may repeat; the others appear once.
 /// Engine options go in the engine's own section.
-pub const BENCH_KEYS: [&str; 32] = [
+pub const BENCH_KEYS: [&str; 33] = [
     "workload",
     "backend",
     "threads",
@@ -40,6 +40,7 @@ pub const BENCH_KEYS: [&str; 32] = [
     "seed_threads",
     "seed_once",
     "keep_data",
+    "settle",
     "data_dir",
     "timeline",
     "probe",
@@ -234,6 +235,10 @@ fn bench(args: &mut RunArgs, entries: &[Entry], path: &Path) -> Result<(), Confi
                 let b = v.boolean()?;
                 (args.keep_data, args.no_keep_data) = (b, !b);
             }
+            "settle" => {
+                let b = v.boolean()?;
+                (args.settle, args.no_settle) = (b, !b);
+            }
             "data_dir" => args.data_dir = Some(v.path()?),
             "timeline" => {
                 let s = v.float()?;
@@ -358,6 +363,11 @@ pub fn overlay(file: RunArgs, cli: RunArgs) -> RunArgs {
     } else {
         (file.keep_data, file.no_keep_data)
     };
+    let (settle, no_settle) = if cli.settle || cli.no_settle {
+        (cli.settle, cli.no_settle)
+    } else {
+        (file.settle, file.no_settle)
+    };
     let (auto_plot, no_auto_plot) = if cli.auto_plot || cli.no_auto_plot {
         (cli.auto_plot, cli.no_auto_plot)
     } else {
@@ -410,6 +420,8 @@ pub fn overlay(file: RunArgs, cli: RunArgs) -> RunArgs {
         data_dir: cli.data_dir.or(file.data_dir),
         keep_data,
         no_keep_data,
+        settle,
+        no_settle,
         engine_opt: cli.engine_opt,
         timeline: if cli.no_timeline {
             None

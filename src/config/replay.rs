@@ -56,6 +56,7 @@ pub fn render(plan: &Plan, outputs: &Outputs) -> Result<String, String> {
     }
     put("seed_once", plan.seed_once.to_string())?;
     put("keep_data", plan.keep_data.to_string())?;
+    put("settle", plan.settle.to_string())?;
     if let Some(dir) = &plan.data_dir {
         put("data_dir", abs(dir))?;
     }

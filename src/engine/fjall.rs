@@ -24,8 +24,8 @@ use fjall::{
 use super::options::{format_size, parse_choice, parse_num, parse_size};
 use super::versions::crate_version;
 use super::{
-    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn,
-    Session, Store, Values, fits_cap,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ReadBuf,
+    ScanFn, Session, Store, Values, fits_cap,
 };
 
 /// Registry entry.
@@ -278,11 +278,10 @@ impl Session for FjallSession {
         commit(tx)
     }
 
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
+    fn get(&mut self, key: &[u8], out: &mut ReadBuf) -> EngineResult<bool> {
         match self.shared.ks.get(key).map_err(err)? {
             Some(v) => {
-                out.clear();
-                out.extend_from_slice(&v);
+                out.set(&v);
                 Ok(true)
             }
             None => Ok(false),

@@ -30,8 +30,8 @@ use self::ffi::*;
 
 use super::options::{format_size, parse_bool, parse_choice, parse_num, parse_size};
 use super::{
-    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn,
-    Session, Store, fits_cap,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ReadBuf,
+    ScanFn, Session, Store, fits_cap,
 };
 
 /// Registry entry.
@@ -413,7 +413,7 @@ impl Session for LevelSession {
         check(e)
     }
 
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
+    fn get(&mut self, key: &[u8], out: &mut ReadBuf) -> EngineResult<bool> {
         let mut len: size_t = 0;
         let mut e = ptr::null_mut();
         // SAFETY: the result is NULL (absent) or a malloc'd copy of `len` bytes, freed
@@ -424,8 +424,7 @@ impl Session for LevelSession {
             if p.is_null() {
                 return Ok(false);
             }
-            out.clear();
-            out.extend_from_slice(std::slice::from_raw_parts(p.cast::<u8>(), len));
+            out.set(std::slice::from_raw_parts(p.cast::<u8>(), len));
             leveldb_free(p.cast::<c_void>());
         }
         Ok(true)
@@ -486,7 +485,7 @@ impl Session for LevelSession {
     }
 
     fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
-        let mut value = Vec::new();
+        let mut value = ReadBuf::new();
         self.get(key, &mut value)?;
         if !fits_cap(self.handles.cap, value.len(), suffix.len()) {
             return Ok(Appended::Skipped);

@@ -19,8 +19,8 @@ use heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions, WithTls};
 
 use super::options::{format_size, parse_bool, parse_choice, parse_num, parse_size};
 use super::{
-    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn,
-    Session, Store, Values, fits_cap,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ReadBuf,
+    ScanFn, Session, Store, Values, fits_cap,
 };
 
 /// Registry entry.
@@ -219,13 +219,12 @@ impl Session for LmdbSession {
         wtxn.commit().map_err(err)
     }
 
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
+    fn get(&mut self, key: &[u8], out: &mut ReadBuf) -> EngineResult<bool> {
         let Shared { env, db, .. } = &*self.shared;
         let rtxn = env.read_txn().map_err(err)?;
         match db.get(&rtxn, key).map_err(err)? {
             Some(v) => {
-                out.clear();
-                out.extend_from_slice(v);
+                out.set(v);
                 Ok(true)
             }
             None => Ok(false),

@@ -10,6 +10,7 @@
 //! Keys and values are byte strings; keys order by unsigned bytewise comparison.
 
 pub mod options;
+mod readbuf;
 pub mod sim;
 pub mod skiplist;
 mod versions;
@@ -35,6 +36,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 pub use options::EngineOptions;
+pub use readbuf::ReadBuf;
 
 /// Why an engine call failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,7 +171,7 @@ impl Knob {
 /// once the buffer has grown to the workload's typical result size.
 #[derive(Debug, Default)]
 pub struct Rows {
-    data: Vec<u8>,
+    data: ReadBuf,
     // (key start, key len, value len); the value follows its key in `data`.
     spans: Vec<(usize, usize, usize)>,
 }
@@ -217,7 +219,7 @@ impl Rows {
 /// Values returned by a multi-get, in key order, with holes for misses.
 #[derive(Debug, Default)]
 pub struct Values {
-    data: Vec<u8>,
+    data: ReadBuf,
     // None for a miss, else (start, len) in `data`.
     spans: Vec<Option<(usize, usize)>>,
 }
@@ -271,7 +273,7 @@ pub trait Session: Send {
 
     /// Copies the value into `out` (cleared first) and returns true, or returns false
     /// when the key is absent.
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool>;
+    fn get(&mut self, key: &[u8], out: &mut ReadBuf) -> EngineResult<bool>;
 
     /// Deletes the key; reports existence only where the engine knows it for free.
     fn del(&mut self, key: &[u8]) -> EngineResult<Existed>;
@@ -294,7 +296,7 @@ pub trait Session: Send {
     /// Looks up every key; `out` (cleared first) receives values in key order.
     fn mget(&mut self, keys: &[&[u8]], out: &mut Values) -> EngineResult<()> {
         out.clear();
-        let mut buf = Vec::new();
+        let mut buf = ReadBuf::new();
         for key in keys {
             if self.get(key, &mut buf)? {
                 out.push_hit(&buf);
@@ -347,6 +349,14 @@ pub trait Store: Send + Sync {
     /// engine reports, even when it stays flat.
     fn stats(&self) -> Vec<(String, f64)> {
         Vec::new()
+    }
+
+    /// Waits until the background work the engine does on its own (flushes,
+    /// compactions) is done, so that a timed phase starts on a quiet store
+    /// (`--settle`). Engines without such work, or without a way to wait for it,
+    /// return at once.
+    fn settle(&self) -> EngineResult<()> {
+        Ok(())
     }
 
     /// Flushes and closes the store. Errors here are reported, not swallowed.

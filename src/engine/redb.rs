@@ -17,8 +17,8 @@ use redb::{Builder, Database, Durability, ReadableDatabase, ReadableTable, Reada
 use super::options::{format_size, parse_bool, parse_choice, parse_size};
 use super::versions::crate_version;
 use super::{
-    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn,
-    Session, Store, Values, fits_cap,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ReadBuf,
+    ScanFn, Session, Store, Values, fits_cap,
 };
 
 /// Registry entry.
@@ -195,13 +195,12 @@ impl Session for RedbSession {
         wtxn.commit().map_err(err)
     }
 
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
+    fn get(&mut self, key: &[u8], out: &mut ReadBuf) -> EngineResult<bool> {
         let rtxn = self.shared.db.begin_read().map_err(err)?;
         let table = rtxn.open_table(TABLE).map_err(err)?;
         match table.get(key).map_err(err)? {
             Some(v) => {
-                out.clear();
-                out.extend_from_slice(v.value());
+                out.set(v.value());
                 Ok(true)
             }
             None => Ok(false),

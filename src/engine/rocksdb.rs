@@ -20,13 +20,13 @@ use std::sync::{Arc, OnceLock};
 
 use rocksdb::{
     ColumnFamily, ColumnFamilyDescriptor, DB, DEFAULT_COLUMN_FAMILY_NAME, MergeOperands, Options, ReadOptions,
-    WriteBatch, WriteOptions,
+    WaitForCompactOptions, WriteBatch, WriteOptions,
 };
 
 use super::versions::lock_version;
 use super::{
-    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn,
-    Session, Store, Values, fits_cap,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ReadBuf,
+    ScanFn, Session, Store, Values, fits_cap,
 };
 
 /// Registry entry.
@@ -173,6 +173,12 @@ impl Store for RocksStore {
         stats(&self.db)
     }
 
+    fn settle(&self) -> EngineResult<()> {
+        // Queued and running flushes and compactions; the memtable is left as it is
+        // (no flush is forced), so the store keeps the shape the workload gave it.
+        self.db.wait_for_compact(&WaitForCompactOptions::default()).map_err(err)
+    }
+
     fn close(self: Box<Self>) -> EngineResult<()> {
         let db = Arc::try_unwrap(self.db).map_err(|db| {
             EngineError::other(format!(
@@ -312,11 +318,10 @@ impl Session for RocksSession {
         self.db.put_opt(key, val, &self.write).map_err(err)
     }
 
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
+    fn get(&mut self, key: &[u8], out: &mut ReadBuf) -> EngineResult<bool> {
         match self.db.get_pinned_opt(key, &self.read).map_err(err)? {
             Some(v) => {
-                out.clear();
-                out.extend_from_slice(&v);
+                out.set(&v);
                 Ok(true)
             }
             None => Ok(false),
@@ -612,6 +617,36 @@ mod tests {
         );
         let secs = parse_cumulative_stall("x\nCumulative stall: 01:02:03.500 H:M:S, 0.0 percent\n").unwrap();
         assert!((secs - 3723.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn settle_leaves_no_flush_or_compaction_running_or_pending() {
+        let dir = tempfile::tempdir().unwrap();
+        // Tiny memtables and an early L0 trigger: the writes below queue many flushes
+        // and compactions.
+        let mut o = EngineOptions::new();
+        o.set("write_buffer_size", "65536");
+        o.set("level0_file_num_compaction_trigger", "2");
+        let store = open(&OpenRequest::new(Some(dir.path().join("db")), &o)).unwrap();
+        let mut s = store.session().unwrap();
+        let value = vec![7u8; 1024];
+        for i in (0..6000u32).rev() {
+            s.put(format!("k{i:08}").as_bytes(), &value).unwrap();
+        }
+        drop(s);
+        store.settle().unwrap();
+        let stats = store.stats();
+        let stat = |n: &str| stats.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+        for busy in [
+            "num-running-flushes",
+            "num-running-compactions",
+            "compaction-pending",
+            "estimate-pending-compaction-bytes",
+        ] {
+            assert_eq!(stat(busy), Some(0.0), "{busy} after settle");
+        }
+        assert!(stat("num-files-at-level0").is_some_and(|n| n < 2.0), "{stats:?}");
+        store.close().unwrap();
     }
 
     #[test]

@@ -14,6 +14,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use quanta::Clock;
 use rand::SeedableRng;
@@ -21,8 +22,8 @@ use rand_distr::{Distribution, Exp1};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::{
-    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, Rows,
-    ScanFn, Session, Store, Values, skiplist,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ReadBuf,
+    Rows, ScanFn, Session, Store, Values, skiplist,
 };
 use crate::clock;
 
@@ -41,7 +42,7 @@ pub static INFO: EngineInfo = EngineInfo {
     open,
 };
 
-const KEYS: [&str; 3] = ["service", "stall", "stall_every"];
+const KEYS: [&str; 4] = ["service", "stall", "stall_every", "settle"];
 
 fn knobs() -> Vec<Knob> {
     vec![
@@ -61,6 +62,11 @@ fn knobs() -> Vec<Knob> {
             name: "stall_every".into(),
             default: "1s".to_string(),
             help: "stall period, aligned to the store's open time (first stall one period after opening)".into(),
+        },
+        Knob {
+            name: "settle".into(),
+            default: "0".to_string(),
+            help: "how long background work takes to settle: each --settle wait lasts this long (e.g. 200ms)".into(),
         },
     ]
 }
@@ -157,8 +163,8 @@ impl Shape {
     }
 }
 
-/// The simulated behaviour the options ask for: (service, stall ns, period ns).
-fn parse_options(options: &EngineOptions) -> EngineResult<(Service, u64, u64)> {
+/// The simulated behaviour the options ask for: (service, stall ns, period ns, settle ns).
+fn parse_options(options: &EngineOptions) -> EngineResult<(Service, u64, u64, u64)> {
     options.check_known("sim", &KEYS)?;
     let service = match options.get("service") {
         Some(v) => Service::parse(v).map_err(EngineError::other)?,
@@ -171,7 +177,7 @@ fn parse_options(options: &EngineOptions) -> EngineResult<(Service, u64, u64)> {
             "sim.stall ({stall_ns} ns) must be shorter than sim.stall_every ({every_ns} ns)"
         )));
     }
-    Ok((service, stall_ns, every_ns))
+    Ok((service, stall_ns, every_ns, knob_ns(options, "settle", 0)?))
 }
 
 fn validate(options: &EngineOptions) -> EngineResult<()> {
@@ -179,7 +185,7 @@ fn validate(options: &EngineOptions) -> EngineResult<()> {
 }
 
 fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
-    let (service, stall_ns, every_ns) = parse_options(req.options)?;
+    let (service, stall_ns, every_ns, settle_ns) = parse_options(req.options)?;
     let inner = (skiplist::INFO.open)(&OpenRequest {
         max_value_bytes: req.max_value_bytes,
         ..OpenRequest::new(None, &EngineOptions::new())
@@ -188,6 +194,7 @@ fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
     let opened = clock.raw();
     Ok(Box::new(SimStore {
         inner,
+        settle: Duration::from_nanos(settle_ns),
         shape: Arc::new(Shape {
             clock,
             opened,
@@ -201,6 +208,8 @@ fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
 
 struct SimStore {
     inner: Box<dyn Store>,
+    /// How long a settle waits.
+    settle: Duration,
     shape: Arc<Shape>,
 }
 
@@ -216,6 +225,11 @@ impl Store for SimStore {
 
     fn stats(&self) -> Vec<(String, f64)> {
         self.inner.stats()
+    }
+
+    fn settle(&self) -> EngineResult<()> {
+        std::thread::sleep(self.settle);
+        Ok(())
     }
 
     fn close(self: Box<Self>) -> EngineResult<()> {
@@ -287,7 +301,7 @@ impl Session for SimSession {
         sim!(self, self.inner.put(key, val))
     }
 
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
+    fn get(&mut self, key: &[u8], out: &mut ReadBuf) -> EngineResult<bool> {
         sim!(self, self.inner.get(key, out))
     }
 
@@ -373,9 +387,9 @@ mod tests {
         let clock = Clock::new();
         let t0 = clock.raw();
         sess.put(b"k", b"v").unwrap();
-        let mut out = Vec::new();
+        let mut out = ReadBuf::new();
         assert!(sess.get(b"k", &mut out).unwrap());
-        assert_eq!(out, b"v");
+        assert_eq!(out.as_slice(), b"v");
         assert!(clock.delta_as_nanos(t0, clock.raw()) >= 400_000);
     }
 

@@ -27,8 +27,8 @@ use crossbeam_epoch::{self as epoch, Atomic, Guard, Owned, Shared};
 use crossbeam_skiplist::base::SkipList;
 
 use super::{
-    AppendMethod, Appended, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn, Session,
-    Store, fits_cap,
+    AppendMethod, Appended, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ReadBuf, ScanFn,
+    Session, Store, fits_cap,
 };
 
 // The guard-based base API, not SkipMap: its entries borrow from one epoch guard per
@@ -226,12 +226,11 @@ impl Session for SkiplistSession {
         Ok(())
     }
 
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
+    fn get(&mut self, key: &[u8], out: &mut ReadBuf) -> EngineResult<bool> {
         let guard = &epoch::pin();
         match self.map.get(key, guard).and_then(|e| live(e.value().load(guard))) {
             Some(v) => {
-                out.clear();
-                out.extend_from_slice(v);
+                out.set(v);
                 Ok(true)
             }
             None => Ok(false),

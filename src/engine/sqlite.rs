@@ -28,8 +28,8 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, params};
 
 use super::options::{format_size, parse_choice, parse_num, parse_size};
 use super::{
-    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn,
-    Session, Store, Values,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ReadBuf,
+    ScanFn, Session, Store, Values,
 };
 
 /// Registry entry.
@@ -276,10 +276,9 @@ impl Session for SqliteSession {
         Ok(())
     }
 
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
+    fn get(&mut self, key: &[u8], out: &mut ReadBuf) -> EngineResult<bool> {
         get_into(&self.conn, key, |v| {
-            out.clear();
-            out.extend_from_slice(v);
+            out.set(v);
         })
     }
 

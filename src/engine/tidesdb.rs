@@ -28,8 +28,8 @@ use tidesdb::{
 
 use super::options::{format_size, parse_bool, parse_choice, parse_num, parse_size};
 use super::{
-    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ScanFn,
-    Session, Store, Values, fits_cap,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ReadBuf,
+    ScanFn, Session, Store, Values, fits_cap,
 };
 
 /// Registry entry.
@@ -559,12 +559,12 @@ fn lowest(lo: &[u8]) -> &[u8] {
 }
 
 /// A transactional read into `out`: Ok(false) when the key is absent.
-fn read_into(txn: &Transaction<'_>, cf: &ColumnFamily<'_>, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
+fn read_into(txn: &Transaction<'_>, cf: &ColumnFamily<'_>, key: &[u8], out: &mut ReadBuf) -> EngineResult<bool> {
     match txn.get(cf, key) {
         // The binding hands back an owned copy of the library's buffer; take it as the
         // caller's buffer instead of copying it once more.
         Ok(v) => {
-            *out = v;
+            out.adopt(v);
             Ok(true)
         }
         Err(e) if e.is_not_found() => Ok(false),
@@ -577,7 +577,7 @@ impl Session for TidesSession {
         self.with_txn(self.isolation, true, |txn, cf| txn.put(cf, key, val).map_err(err))
     }
 
-    fn get(&mut self, key: &[u8], out: &mut Vec<u8>) -> EngineResult<bool> {
+    fn get(&mut self, key: &[u8], out: &mut ReadBuf) -> EngineResult<bool> {
         self.with_txn(self.isolation, false, |txn, cf| read_into(txn, cf, key, out))
     }
 

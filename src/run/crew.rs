@@ -196,6 +196,8 @@ pub struct Crew<'a> {
     pub pace: Option<PaceSpec>,
     /// Excluded from the figures: this long at the start of the first timed step.
     pub warmup: Option<Duration>,
+    /// Wait for the engine's background work before every timed step (`--settle`).
+    pub settle: bool,
     /// The value sizes that inserts and updates of timed steps draw from (epochs),
     /// read at the start of each timed step.
     pub value_sizes: Option<&'a Slot<ValueSizes>>,
@@ -357,6 +359,18 @@ fn lead(
     for (i, step) in steps.iter().enumerate() {
         if crew.abort.load(Ordering::Relaxed) {
             out.end = CrewEnd::Interrupted;
+            break;
+        }
+        // Outside every step's time: the wait belongs to no phase.
+        if crew.settle
+            && matches!(step, Step::Run { .. })
+            && let Err(e) = crew.store.settle()
+        {
+            out.end = CrewEnd::Failed(format!(
+                "settling the store before phase {}: {}",
+                step.name(),
+                e.message
+            ));
             break;
         }
         if let Err(e) = monitor.before_step(i, step) {

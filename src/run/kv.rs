@@ -25,7 +25,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use super::expiry::Expiries;
 use super::ivs::sizes::SizeSampler;
 use super::pacer::Pacer;
-use crate::engine::{Appended, EngineResult, ErrorKind, Existed, Rows, ScanFn, Session, Values};
+use crate::engine::{Appended, EngineResult, ErrorKind, Existed, ReadBuf, Rows, ScanFn, Session, Values};
 use crate::metrics::{LatencySet, OpKind, Recorder, Tallies};
 use crate::workload::spec::values::ValuePool;
 
@@ -42,7 +42,7 @@ pub struct Kv {
     tallies: Tallies,
     /// Set when the whole run is being abandoned (Ctrl-C); stops busy retries.
     abort: Arc<AtomicBool>,
-    get_buf: Vec<u8>,
+    get_buf: ReadBuf,
     rows: Rows,
     values: Values,
     /// Raw clock at creation: the origin of schedule and expiry times.
@@ -151,7 +151,7 @@ impl Kv {
             rec: Recorder::new(),
             tallies: Tallies::default(),
             abort,
-            get_buf: Vec::new(),
+            get_buf: ReadBuf::new(),
             rows: Rows::default(),
             values: Values::default(),
             origin,
@@ -404,7 +404,7 @@ mod tests {
                 None => Ok(()),
             }
         }
-        fn get(&mut self, _: &[u8], _: &mut Vec<u8>) -> EngineResult<bool> {
+        fn get(&mut self, _: &[u8], _: &mut ReadBuf) -> EngineResult<bool> {
             Err(crate::engine::EngineError::other("disk on fire"))
         }
         fn del(&mut self, _: &[u8]) -> EngineResult<Existed> {

@@ -70,6 +70,8 @@ pub struct Plan {
     pub data_dir: Option<PathBuf>,
     /// Keep store directories after use.
     pub keep_data: bool,
+    /// Wait for the engine's background work before every timed phase.
+    pub settle: bool,
     /// Timeline sample period (`--timeline`), if any.
     pub timeline: Option<Duration>,
     /// Probes to run; the system probe is also sampled into the timeline.
@@ -367,6 +369,7 @@ impl Runner<'_> {
             sampler,
             pace: None,
             warmup: None,
+            settle: self.plan.settle,
             value_sizes: None,
         }
     }

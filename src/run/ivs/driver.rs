@@ -138,6 +138,7 @@ impl CellRun<'_> {
             sampler: sample,
             pace: None,
             warmup: None,
+            settle: self.r.plan.settle,
             value_sizes: Some(sizes),
         }
     }
