@@ -374,6 +374,7 @@ pub fn run_info(plan: &Plan) -> RunInfo {
         users: plan.params.users,
         items: plan.params.items,
         seed_once: plan.seed_once,
+        settle: plan.settle,
         seed_threads: plan.seed_threads,
         timeline: plan.timeline.map(|t| t.as_secs_f64()),
         data_dir: plan.data_dir.clone(),

@@ -132,13 +132,15 @@ fn settle_waits_before_every_timed_phase_outside_its_time() {
             {"name": "read", "point_queries": {"op_count": 50}}]}]}"#,
     )
     .unwrap();
+    let json = d.path().join("results.json");
+    let sinks = format!("tsv,json:{}", json.display());
     let args = [
         "--backend",
         "sim",
         "--engine-opt",
         "sim.settle=300ms",
         "--report",
-        "tsv",
+        &sinks,
     ];
     let started = std::time::Instant::now();
     let o = kvmark(&[&args[..], &["--settle", spec.to_str().unwrap()]].concat());
@@ -158,6 +160,11 @@ fn settle_waits_before_every_timed_phase_outside_its_time() {
         }
     }
     assert_eq!(phases, ["fill", "read"], "{out}");
+    let results: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        results["run"]["settle"], true,
+        "the report says the phases were settled"
+    );
 }
 
 #[test]

@@ -169,6 +169,7 @@ fn settings(run: &Value) -> Vec<(String, String)> {
         "items",
         "seed_threads",
         "seed_once",
+        "settle",
         "timeline_s",
         "warmup_s",
         "rates",

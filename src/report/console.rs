@@ -37,7 +37,7 @@ impl Sink for Console {
         };
         writeln!(
             self.out,
-            "kvmark {}: {} workload(s), engine={} seed={} repeat={} {budget} users={} items={}{}",
+            "kvmark {}: {} workload(s), engine={} seed={} repeat={} {budget} users={} items={}{}{}",
             info.version,
             info.workloads.len(),
             engines.join(","),
@@ -46,6 +46,7 @@ impl Sink for Console {
             info.users,
             info.items,
             if info.seed_once { " seed-once" } else { "" },
+            if info.settle { " settle" } else { "" },
         )?;
         let threads: Vec<String> = info.threads.iter().map(usize::to_string).collect();
         let batch = match &info.batch {

@@ -244,6 +244,7 @@ pub fn run_info(info: &RunInfo) -> Value {
         "items": info.items,
         "seed_threads": info.seed_threads,
         "seed_once": info.seed_once,
+        "settle": info.settle,
         "timeline_s": info.timeline,
         "data_dir": info.data_dir.as_ref().map(|d| d.display().to_string()),
         "started_unix": info.started_unix,

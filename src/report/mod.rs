@@ -55,6 +55,8 @@ pub struct RunInfo {
     pub items: u64,
     /// Seed once per engine.
     pub seed_once: bool,
+    /// Waited for the engine's background work before every timed phase.
+    pub settle: bool,
     /// Loader threads, when set.
     pub seed_threads: Option<usize>,
     /// Timeline period in seconds, when sampled.
