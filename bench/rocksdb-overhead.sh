@@ -32,7 +32,7 @@ spec=$(mktemp --suffix .json); log="$data/rocksdb-overhead-$$.ops"
 trap 'rm -f "$spec" "$log"' EXIT
 sed -e "s/\"op_count\": 200000/\"op_count\": $items/" -e "s/\"op_count\": 800000/\"op_count\": $((ops * 4))/" \
   bench/workloads/readrandom.json > "$spec"
-case " $modes " in *" spec "*) "$kvmark" gen "$spec" -o "$log" 2>/dev/null ;; esac
+case " $modes " in *" spec "*) "$kvmark" gen "$spec" -o "$log" ;; esac
 
 for mode in $modes; do
   case $mode in fill|read|spec) ;; *) echo "unknown mode $mode: give fill, read or spec" >&2; exit 2 ;; esac
@@ -57,9 +57,10 @@ for mode in $modes; do
       run_kvmark() {
         sync; sleep 1
         if [ "$mode" = spec ]; then
-          # The read phase's throughput (tsv: op, wu_per_s and phase are columns 6, 14, 16).
+          # The read phase's throughput, from the tsv row of its gets (columns by name).
           k=$("$kvmark" --backend rocksdb --data-dir "$data" --threads "$threads" --settle --report tsv "$spec" |
-            awk -F'\t' '$16 == "read" && $6 == "get" {print $14; exit}')
+            awk -F'\t' 'NR == 1 {for (i = 1; i <= NF; i++) col[$i] = i; next}
+              $col["phase"] == "read" && $col["op"] == "get" {print $col["wu_per_s"]; exit}')
         else
           k=$("$kvmark" --backend rocksdb --data-dir "$data" --items "$items" --ops "$n" --threads "$threads" --settle "$wl" |
             awk '/^throughput:/{print $2; exit}')

@@ -21,7 +21,7 @@
 //! stops when the last one finishes, as in kvmark.
 
 use std::hint::black_box;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
@@ -175,11 +175,7 @@ fn run(args: &Args, store: &PathBuf) -> Result<(), String> {
                     let mut value = Vec::new();
                     barrier.wait();
                     for i in (t..log.gets.len()).step_by(threads) {
-                        if let Some(v) = db.get_pinned_opt(log.gets.key(i), &read).map_err(|e| e.into_string())? {
-                            value.clear();
-                            value.extend_from_slice(&v);
-                        }
-                        black_box(&value);
+                        read_into(&db, log.gets.key(i), &read, &mut value)?;
                     }
                     return Ok(());
                 }
@@ -196,13 +192,7 @@ fn run(args: &Args, store: &PathBuf) -> Result<(), String> {
                         db.put_opt(k, &noise[off..off + VALUE_BYTES], &write)
                             .map_err(|e| e.into_string())?;
                     } else {
-                        // The value lands in the caller's buffer, as kvmark's get
-                        // delivers it to the workload; the buffer is reused.
-                        if let Some(v) = db.get_pinned_opt(k, &read).map_err(|e| e.into_string())? {
-                            value.clear();
-                            value.extend_from_slice(&v);
-                        }
-                        black_box(&value);
+                        read_into(&db, k, &read, &mut value)?;
                     }
                 }
                 Ok(())
@@ -222,6 +212,18 @@ fn run(args: &Args, store: &PathBuf) -> Result<(), String> {
         total_ops,
         total_ops as f64 / secs
     );
+    Ok(())
+}
+
+/// One get: the value lands in the caller's buffer, as kvmark's get delivers it to the
+/// workload; the buffer is reused.
+#[inline]
+fn read_into(db: &DB, key: &[u8], read: &ReadOptions, value: &mut Vec<u8>) -> Result<(), String> {
+    if let Some(v) = db.get_pinned_opt(key, read).map_err(|e| e.into_string())? {
+        value.clear();
+        value.extend_from_slice(&v);
+    }
+    black_box(&value);
     Ok(())
 }
 
@@ -286,7 +288,7 @@ struct OpLog {
 impl OpLog {
     /// Reads `I key value`, `P key` and comment lines; anything else is refused, as
     /// are escaped bytes (a spec of the alphanumeric or numeric set writes none).
-    fn read(path: &PathBuf) -> Result<OpLog, String> {
+    fn read(path: &Path) -> Result<OpLog, String> {
         let text = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let mut log = OpLog {
             keys: Flat::default(),

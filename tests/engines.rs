@@ -123,15 +123,12 @@ fn keep_data_keeps_the_store_and_the_default_removes_it() {
 #[test]
 fn settle_waits_before_every_timed_phase_outside_its_time() {
     // sim.settle makes each wait last 300 ms; a spec of two tiny phases waits twice.
-    let d = tempfile::tempdir().unwrap();
-    let spec = d.path().join("two.json");
-    std::fs::write(
-        &spec,
+    let (d, spec) = spec_file(
+        "two.json",
         r#"{"sections": [{"key_len": 8, "val_len": 8, "groups": [
             {"name": "fill", "inserts": {"op_count": 50}},
             {"name": "read", "point_queries": {"op_count": 50}}]}]}"#,
-    )
-    .unwrap();
+    );
     let json = d.path().join("results.json");
     let sinks = format!("tsv,json:{}", json.display());
     let args = [

@@ -10,7 +10,7 @@
 mod common;
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
 use common::*;
@@ -19,14 +19,6 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Writes `json` as `name` in a fresh directory and returns (dir, path).
-fn spec_file(name: &str, json: &str) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(name);
-    std::fs::write(&path, json).unwrap();
-    (dir, path)
 }
 
 /// The count of `op` in the first table of phase `phase` (its service times), if any.

@@ -6,17 +6,9 @@
 mod common;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::*;
-
-/// Writes `json` as `name` in a fresh directory and returns (dir, path).
-fn spec_file(name: &str, json: &str) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(name);
-    std::fs::write(&path, json).unwrap();
-    (dir, path)
-}
 
 /// Runs `kvmark gen` and returns the log's lines.
 fn gen_lines(spec: &Path, extra: &[&str]) -> Vec<Vec<u8>> {

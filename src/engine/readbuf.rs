@@ -21,7 +21,7 @@ const PLACE: usize = 24 + GRID / 2;
 /// A reusable byte buffer whose bytes start at a chosen offset from the allocator's
 /// 1 KiB grid (see the module documentation). It only grows; `clear` keeps its
 /// memory, so a worker's reads allocate nothing once it has seen its largest value.
-#[derive(Default, Clone)]
+#[derive(Default)]
 pub struct ReadBuf {
     /// Backing memory; the bytes are `mem[start..start + len]`.
     mem: Vec<u8>,
@@ -101,12 +101,6 @@ impl Deref for ReadBuf {
 impl fmt::Debug for ReadBuf {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "ReadBuf({} bytes)", self.len)
-    }
-}
-
-impl PartialEq<[u8]> for ReadBuf {
-    fn eq(&self, other: &[u8]) -> bool {
-        self.as_slice() == other
     }
 }
 

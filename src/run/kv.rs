@@ -81,9 +81,6 @@ struct Sizer {
     scratch: Vec<u8>,
 }
 
-/// Reads a clock-raw timestamp pair into nanoseconds and records the call (and, when
-/// paced, its response time: the unit's lag plus this service time). `$bytes` are the
-/// key and value bytes a write hands to the engine (0 for other kinds).
 /// Counts one call of `kind` besides its latency: primitive operations, bytes written,
 /// busy retries, and its error (the first message kept). A macro, not a function: as
 /// a function it cost the null unit about 1.5% (measured), even inlined.
@@ -103,6 +100,9 @@ macro_rules! count_call {
     }};
 }
 
+/// Times one engine call (busy retries included) between two clock reads and records
+/// it (and, when paced, its response time: the unit's lag plus this service time).
+/// `$bytes` are the key and value bytes a write hands to the engine (0 for other kinds).
 macro_rules! timed {
     ($self:ident, $kind:expr, $prim:expr, $bytes:expr, $call:expr) => {{
         let mut retries = 0u64;

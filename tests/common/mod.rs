@@ -125,3 +125,11 @@ pub fn throughputs(out: &str) -> Vec<f64> {
         .filter_map(|n| n.parse().ok())
         .collect()
 }
+
+/// Writes `json` as `name` in a fresh directory and returns (dir, path).
+pub fn spec_file(name: &str, json: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, json).unwrap();
+    (dir, path)
+}
