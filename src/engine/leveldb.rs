@@ -28,39 +28,26 @@ use libc::{c_char, c_int, c_void, size_t};
 
 use self::ffi::*;
 
-use super::options::{format_size, parse_bool, parse_choice, parse_num, parse_size};
+use super::options::format_size;
 use super::{
-    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ReadBuf,
-    ScanFn, Session, Store, fits_cap,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineResult, Existed, KnobDef, KnobTable, OpenRequest, ReadBuf,
+    ScanFn, Session, StorageKind, Store, fits_cap, unshare,
 };
 
 /// Registry entry.
 pub static INFO: EngineInfo = EngineInfo {
     name: "leveldb",
-    persistent: true,
+    storage: StorageKind::Disk,
     description: "Google LevelDB LSM tree (the system libleveldb, C API); no transactions",
     append: AppendMethod::ReadThenWrite,
     del_reports_existence: false,
     atomic_batches: true,
     version,
-    knobs,
-    validate,
+    knobs: &KNOBS,
     open,
 };
 
 const ENGINE: &str = "leveldb";
-const KEYS: &[&str] = &[
-    "write_buffer_size",
-    "block_cache_size",
-    "block_size",
-    "block_restart_interval",
-    "max_open_files",
-    "max_file_size",
-    "compression",
-    "bloom_bits_per_key",
-    "paranoid_checks",
-    "sync",
-];
 /// LevelDB's level count (`config::kNumLevels` in the bundled source).
 const LEVELS: usize = 7;
 
@@ -86,30 +73,72 @@ struct Settings {
     sync: bool,
 }
 
-fn settings(options: &EngineOptions) -> EngineResult<Settings> {
-    options.check_known(ENGINE, KEYS)?;
-    let mut s = Settings::default();
-    for (key, value) in options.iter() {
-        match key {
-            "write_buffer_size" => s.write_buffer_size = Some(parse_size(ENGINE, key, value)?),
-            "block_cache_size" => s.block_cache_size = Some(parse_size(ENGINE, key, value)?),
-            "block_size" => s.block_size = Some(parse_size(ENGINE, key, value)?),
-            "block_restart_interval" => s.block_restart_interval = Some(parse_num(ENGINE, key, value)?),
-            "max_open_files" => s.max_open_files = Some(parse_num(ENGINE, key, value)?),
-            "max_file_size" => s.max_file_size = Some(parse_size(ENGINE, key, value)?),
-            "compression" => s.snappy = Some(parse_choice(ENGINE, key, value, &["snappy", "none"])? == "snappy"),
-            "bloom_bits_per_key" => s.bloom_bits_per_key = Some(parse_num(ENGINE, key, value)?),
-            "paranoid_checks" => s.paranoid_checks = Some(parse_bool(ENGINE, key, value)?),
-            "sync" => s.sync = parse_bool(ENGINE, key, value)?,
-            _ => {}
-        }
-    }
-    Ok(s)
-}
-
-fn validate(options: &EngineOptions) -> EngineResult<()> {
-    settings(options).map(drop)
-}
+static KNOBS: KnobTable<Settings> = KnobTable::new(
+    ENGINE,
+    Settings::default,
+    &[
+        KnobDef {
+            name: "write_buffer_size",
+            help: "memtable size before it is written to a level-0 table",
+            default: || format_size(DEFAULT_WRITE_BUFFER),
+            set: |s, v| v.size().map(|n| s.write_buffer_size = Some(n)),
+        },
+        KnobDef {
+            name: "block_cache_size",
+            help: "LRU block cache (LevelDB makes an internal 8M one if unset)",
+            default: || format_size(DEFAULT_BLOCK_CACHE),
+            set: |s, v| v.size().map(|n| s.block_cache_size = Some(n)),
+        },
+        KnobDef {
+            name: "block_size",
+            help: "uncompressed data block size",
+            default: || format_size(DEFAULT_BLOCK_SIZE),
+            set: |s, v| v.size().map(|n| s.block_size = Some(n)),
+        },
+        KnobDef {
+            name: "block_restart_interval",
+            help: "keys between restart points for delta encoding",
+            default: || DEFAULT_RESTART_INTERVAL.to_string(),
+            set: |s, v| v.num().map(|n| s.block_restart_interval = Some(n)),
+        },
+        KnobDef {
+            name: "max_open_files",
+            help: "table files kept open",
+            default: || DEFAULT_MAX_OPEN_FILES.to_string(),
+            set: |s, v| v.num().map(|n| s.max_open_files = Some(n)),
+        },
+        KnobDef {
+            name: "max_file_size",
+            help: "target size of a table file",
+            default: || format_size(DEFAULT_MAX_FILE_SIZE),
+            set: |s, v| v.size().map(|n| s.max_file_size = Some(n)),
+        },
+        KnobDef {
+            name: "compression",
+            help: "snappy or none",
+            default: || "snappy".to_string(),
+            set: |s, v| v.choice(&["snappy", "none"]).map(|c| s.snappy = Some(c == "snappy")),
+        },
+        KnobDef {
+            name: "bloom_bits_per_key",
+            help: "bloom filter bits per key (0: no filter, LevelDB's default)",
+            default: || "0".to_string(),
+            set: |s, v| v.num().map(|n| s.bloom_bits_per_key = Some(n)),
+        },
+        KnobDef {
+            name: "paranoid_checks",
+            help: "aggressive checking of data integrity",
+            default: || "0".to_string(),
+            set: |s, v| v.bool().map(|b| s.paranoid_checks = Some(b)),
+        },
+        KnobDef {
+            name: "sync",
+            help: "fsync the log on every write",
+            default: || "0".to_string(),
+            set: |s, v| v.bool().map(|b| s.sync = b),
+        },
+    ],
+);
 
 /// Takes ownership of a C error string, if the call set one.
 fn check(e: *mut c_char) -> EngineResult<()> {
@@ -159,11 +188,8 @@ impl Drop for Handles {
 }
 
 fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
-    let dir = req
-        .dir
-        .as_deref()
-        .ok_or_else(|| EngineError::other("engine leveldb stores data on disk and needs a directory"))?;
-    let s = settings(req.options)?;
+    let dir = req.dir(ENGINE)?;
+    let s = KNOBS.parse(req.options)?;
     let path = CString::new(dir.to_string_lossy().as_bytes())
         .map_err(|_| EngineError::other("leveldb: the store path contains a NUL byte"))?;
     // SAFETY: plain constructor and setters on a fresh options object; `handles` owns
@@ -300,12 +326,7 @@ impl Store for LevelStore {
     }
 
     fn close(self: Box<Self>) -> EngineResult<()> {
-        let handles = Arc::try_unwrap(self.handles).map_err(|h| {
-            EngineError::other(format!(
-                "leveldb: cannot close, {} session(s) still open",
-                Arc::strong_count(&h) - 1
-            ))
-        })?;
+        let handles = unshare(ENGINE, self.handles)?;
         drop(handles);
         Ok(())
     }
@@ -526,49 +547,6 @@ fn version() -> String {
     format!("LevelDB {major}.{minor}")
 }
 
-fn knobs() -> Vec<Knob> {
-    vec![
-        Knob::new(
-            "write_buffer_size",
-            format_size(DEFAULT_WRITE_BUFFER),
-            "memtable size before it is written to a level-0 table",
-        ),
-        Knob::new(
-            "block_cache_size",
-            format_size(DEFAULT_BLOCK_CACHE),
-            "LRU block cache (LevelDB makes an internal 8M one if unset)",
-        ),
-        Knob::new(
-            "block_size",
-            format_size(DEFAULT_BLOCK_SIZE),
-            "uncompressed data block size",
-        ),
-        Knob::new(
-            "block_restart_interval",
-            DEFAULT_RESTART_INTERVAL.to_string(),
-            "keys between restart points for delta encoding",
-        ),
-        Knob::new(
-            "max_open_files",
-            DEFAULT_MAX_OPEN_FILES.to_string(),
-            "table files kept open",
-        ),
-        Knob::new(
-            "max_file_size",
-            format_size(DEFAULT_MAX_FILE_SIZE),
-            "target size of a table file",
-        ),
-        Knob::new("compression", "snappy", "snappy or none"),
-        Knob::new(
-            "bloom_bits_per_key",
-            "0",
-            "bloom filter bits per key (0: no filter, LevelDB's default)",
-        ),
-        Knob::new("paranoid_checks", "0", "aggressive checking of data integrity"),
-        Knob::new("sync", "0", "fsync the log on every write"),
-    ]
-}
-
 /// The parts of LevelDB's C API (`leveldb/c.h`) this engine uses.
 #[allow(non_camel_case_types)]
 mod ffi {
@@ -709,12 +687,7 @@ mod tests {
     }
 
     #[test]
-    fn knobs_are_valid_values() {
-        let mut o = EngineOptions::new();
-        for k in knobs() {
-            o.set(k.name.to_string(), k.default.clone());
-        }
-        validate(&o).unwrap();
+    fn version_is_the_linked_librarys() {
         assert!(version().starts_with("LevelDB 1."), "{}", version());
     }
 }

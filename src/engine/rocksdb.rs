@@ -25,23 +25,41 @@ use rocksdb::{
 
 use super::versions::lock_version;
 use super::{
-    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ReadBuf,
-    ScanFn, Session, Store, Values, fits_cap,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, KnobSet, OpenRequest,
+    OptionError, ReadBuf, ScanFn, Session, StorageKind, Store, Values, fits_cap, unshare,
 };
 
 /// Registry entry.
 pub static INFO: EngineInfo = EngineInfo {
     name: "rocksdb",
-    persistent: true,
+    storage: StorageKind::Disk,
     description: "RocksDB LSM tree (bundled C++ library); options go verbatim to RocksDB's option-string parser",
     append: AppendMethod::NativeMerge,
     del_reports_existence: false,
     atomic_batches: true,
     version,
-    knobs,
-    validate,
+    knobs: &KNOBS,
     open,
 };
+
+const ENGINE: &str = "rocksdb";
+
+/// RocksDB's knobs are its own: listed from the OPTIONS file the linked library
+/// writes, checked by its option-string parser. No table: a table would have to copy
+/// RocksDB's hundreds of options and fall behind every release.
+struct RocksKnobs;
+
+static KNOBS: RocksKnobs = RocksKnobs;
+
+impl KnobSet for RocksKnobs {
+    fn list(&self) -> Vec<Knob> {
+        knobs()
+    }
+
+    fn validate(&self, options: &EngineOptions) -> Result<(), OptionError> {
+        build_options(options, None).map(drop)
+    }
+}
 
 /// The merge operator's name, recorded by RocksDB in the store's OPTIONS file.
 const MERGE_OPERATOR: &str = "kvmark.append";
@@ -57,7 +75,7 @@ pub fn option_string(options: &EngineOptions) -> String {
 
 /// Builds the options a store opens with: RocksDB's defaults, then the user's option
 /// string, then the two settings kvmark needs.
-pub fn build_options(options: &EngineOptions, max_value_bytes: Option<u64>) -> EngineResult<Options> {
+pub fn build_options(options: &EngineOptions, max_value_bytes: Option<u64>) -> Result<Options, OptionError> {
     let mut opts = if options.is_empty() {
         Options::default()
     } else {
@@ -69,10 +87,14 @@ pub fn build_options(options: &EngineOptions, max_value_bytes: Option<u64>) -> E
             } else {
                 String::new()
             };
-            EngineError::other(format!(
-                "engine rocksdb: RocksDB refused the options{given}: {} (see `kvmark engines` for every key)",
-                e.into_string()
-            ))
+            OptionError::new(
+                ENGINE,
+                blamed_key(options),
+                format_args!(
+                    "RocksDB refused the options{given}: {} (see `kvmark engines` for every key)",
+                    e.into_string()
+                ),
+            )
         })?
     };
     opts.create_if_missing(true);
@@ -89,6 +111,15 @@ pub fn build_options(options: &EngineOptions, max_value_bytes: Option<u64>) -> E
         ),
     }
     Ok(opts)
+}
+
+/// The first key RocksDB refuses on its own, so the refusal of the whole string can be
+/// traced to where that key was set; None when every key passes alone.
+fn blamed_key(options: &EngineOptions) -> Option<&str> {
+    options.iter().find_map(|(k, v)| {
+        let one = format!("{}={}", k.trim(), v.trim());
+        Options::default().get_options_from_string(&one).is_err().then_some(k)
+    })
 }
 
 /// Append as a merge: the existing value (if any) followed by every operand in order.
@@ -121,10 +152,6 @@ fn append_capped(existing: Option<&[u8]>, operands: &MergeOperands, cap: u64) ->
     out
 }
 
-fn validate(options: &EngineOptions) -> EngineResult<()> {
-    build_options(options, None).map(drop)
-}
-
 /// A RocksDB error: `Busy` and `TryAgain` are transient, the rest are not.
 fn err(e: rocksdb::Error) -> EngineError {
     match e.kind() {
@@ -134,10 +161,7 @@ fn err(e: rocksdb::Error) -> EngineError {
 }
 
 fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
-    let dir = req
-        .dir
-        .as_deref()
-        .ok_or_else(|| EngineError::other("engine rocksdb stores data on disk and needs a directory"))?;
+    let dir = req.dir(ENGINE)?;
     let opts = build_options(req.options, req.max_value_bytes)?;
     // The default column family is opened by name so that its handle exists for the
     // column-family calls (batched MultiGet, DeleteRange) and carries these options.
@@ -180,12 +204,7 @@ impl Store for RocksStore {
     }
 
     fn close(self: Box<Self>) -> EngineResult<()> {
-        let db = Arc::try_unwrap(self.db).map_err(|db| {
-            EngineError::other(format!(
-                "rocksdb: cannot close, {} session(s) still open",
-                Arc::strong_count(&db) - 1
-            ))
-        })?;
+        let db = unshare(ENGINE, self.db)?;
         // Errors of flushes and compactions surface nowhere else: report them here.
         let background_errors = db.property_int_value("rocksdb.background-errors").map_err(err)?;
         drop(db);
@@ -577,6 +596,7 @@ fn knobs() -> Vec<Knob> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::StorePlace;
 
     #[test]
     fn option_strings_keep_order_and_nesting() {
@@ -590,19 +610,25 @@ mod tests {
             option_string(&o),
             "write_buffer_size=64M;block_based_table_factory={block_cache=64M;filter_policy=bloomfilter:10:false}"
         );
-        assert!(validate(&o).is_ok());
+        assert!(KNOBS.validate(&o).is_ok());
     }
 
     #[test]
     fn unknown_options_are_refused_naming_engine_and_key() {
         let mut o = EngineOptions::new();
         o.set("no_such_option", "1");
-        let e = validate(&o).unwrap_err();
+        let e = KNOBS.validate(&o).unwrap_err();
         assert!(
             e.message.contains("rocksdb") && e.message.contains("no_such_option"),
             "{}",
             e.message
         );
+        // The whole string is refused; the key to blame is the one refused on its own.
+        let mut o = EngineOptions::new();
+        o.set("write_buffer_size", "4M");
+        o.set("max_write_buffer_number", "lots");
+        let e = KNOBS.validate(&o).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("max_write_buffer_number"), "{e}");
     }
 
     #[test]
@@ -627,7 +653,7 @@ mod tests {
         let mut o = EngineOptions::new();
         o.set("write_buffer_size", "65536");
         o.set("level0_file_num_compaction_trigger", "2");
-        let store = open(&OpenRequest::new(Some(dir.path().join("db")), &o)).unwrap();
+        let store = open(&OpenRequest::new(StorePlace::Dir(dir.path().join("db")), &o)).unwrap();
         let mut s = store.session().unwrap();
         let value = vec![7u8; 1024];
         for i in (0..6000u32).rev() {

@@ -26,23 +26,22 @@ use tidesdb::{
     TidesDB, Transaction,
 };
 
-use super::options::{format_size, parse_bool, parse_choice, parse_num, parse_size};
+use super::options::format_size;
 use super::{
-    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ReadBuf,
-    ScanFn, Session, Store, Values, fits_cap,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineResult, Existed, KnobDef, KnobTable, OpenRequest, ReadBuf,
+    ScanFn, Session, StorageKind, Store, Values, fits_cap, unshare,
 };
 
 /// Registry entry.
 pub static INFO: EngineInfo = EngineInfo {
     name: "tidesdb",
-    persistent: true,
+    storage: StorageKind::Disk,
     description: "TidesDB transactional LSM tree (bundled C library); a closed set of knobs",
     append: AppendMethod::ReadModifyWrite,
     del_reports_existence: false,
     atomic_batches: true,
     version,
-    knobs,
-    validate,
+    knobs: &KNOBS,
     open,
 };
 
@@ -62,37 +61,6 @@ const ISOLATIONS: &[&str] = &[
     "serializable",
 ];
 const LOG_LEVELS: &[&str] = &["none", "trace", "info", "warn", "error"];
-
-/// Every knob key, in the order `kvmark engines` lists them.
-const KEYS: &[&str] = &[
-    "write_buffer_size",
-    "block_cache_size",
-    "compression",
-    "enable_bloom_filter",
-    "bloom_fpr",
-    "sync_mode",
-    "sync_interval_us",
-    "isolation_level",
-    "num_flush_threads",
-    "num_compaction_threads",
-    "l0_queue_stall_threshold",
-    "l1_file_count_trigger",
-    "level_size_ratio",
-    "min_levels",
-    "dividing_level_offset",
-    "klog_block_size",
-    "keep_values_inline",
-    "value_separation_threshold",
-    "vlog_segment_size",
-    "max_open_sstables",
-    "skip_list_max_level",
-    "skip_list_probability",
-    "idle_flush_seconds",
-    "tombstone_density_trigger",
-    "tombstone_density_min_entries",
-    "log_level",
-    "log_to_file",
-];
 
 /// kvmark logs TidesDB's warnings and errors only: at the library's own `info` level it
 /// writes a line per flush and compaction to stderr, in the middle of the report.
@@ -153,31 +121,43 @@ fn log_level_name(l: LogLevel) -> &'static str {
     }
 }
 
-fn int<T: std::str::FromStr>(key: &str, value: &str) -> EngineResult<T> {
-    parse_num(ENGINE, key, value)
-}
-
-fn size(key: &str, value: &str) -> EngineResult<usize> {
-    let n = parse_size(ENGINE, key, value)?;
-    usize::try_from(n)
-        .map_err(|_| EngineError::other(format!("engine {ENGINE}: option {key} = '{value}' is too large")))
-}
-
-/// Maps the options onto TidesDB's configurations, refusing unknown keys and values.
-fn settings(options: &EngineOptions) -> EngineResult<Settings> {
-    options.check_known(ENGINE, KEYS)?;
-    let mut db = Config {
-        log_level: DEFAULT_LOG_LEVEL,
-        ..Config::default()
-    };
-    let mut cf = ColumnFamilyConfig::default();
-    let mut isolation = cf.default_isolation_level;
-    for (key, value) in options.iter() {
-        match key {
-            "write_buffer_size" => db.memtable_write_buffer_size = size(key, value)?,
-            "block_cache_size" => db.block_cache_size = size(key, value)?,
-            "compression" => {
-                let algo = match parse_choice(ENGINE, key, value, COMPRESSIONS)? {
+/// The knobs, mapped field by field onto TidesDB's database and column family
+/// configurations; defaults are read from the linked library.
+static KNOBS: KnobTable<Settings> = KnobTable::new(
+    ENGINE,
+    || {
+        let cf = ColumnFamilyConfig::default();
+        Settings {
+            db: Config {
+                log_level: DEFAULT_LOG_LEVEL,
+                ..Config::default()
+            },
+            isolation: cf.default_isolation_level,
+            cf,
+        }
+    },
+    &[
+        KnobDef {
+            name: "write_buffer_size",
+            help: "memtable size before it is rotated and flushed (shared by column families)",
+            default: || format_size(Config::default().memtable_write_buffer_size as u64),
+            set: |s, v| v.size_usize().map(|n| s.db.memtable_write_buffer_size = n),
+        },
+        KnobDef {
+            name: "block_cache_size",
+            help: "block cache for hot sstable blocks",
+            default: || format_size(Config::default().block_cache_size as u64),
+            set: |s, v| v.size_usize().map(|n| s.db.block_cache_size = n),
+        },
+        KnobDef {
+            name: "compression",
+            help: "none, snappy, lz4, zstd or lz4_fast (only codecs this build has)",
+            default: || match ColumnFamilyConfig::default().encoding_pipeline.as_slice() {
+                [] => "none".to_string(),
+                algos => algos.iter().map(|a| compression_name(*a)).collect::<Vec<_>>().join("+"),
+            },
+            set: |s, v| {
+                let algo = match v.choice(COMPRESSIONS)? {
                     "snappy" => CompressionAlgorithm::Snappy,
                     "lz4" => CompressionAlgorithm::Lz4,
                     "zstd" => CompressionAlgorithm::Zstd,
@@ -185,68 +165,189 @@ fn settings(options: &EngineOptions) -> EngineResult<Settings> {
                     _ => CompressionAlgorithm::None,
                 };
                 if !algo.is_available() {
-                    return Err(EngineError::other(format!(
-                        "engine {ENGINE}: option compression = '{value}': this build of TidesDB has no {} codec \
-                         (available: {})",
+                    return Err(v.refuse(format_args!(
+                        "this build of TidesDB has no {} codec (available: {})",
                         compression_name(algo),
                         available_compressions().join(", ")
                     )));
                 }
-                cf = cf.compression_algorithm(algo);
-            }
-            "enable_bloom_filter" => cf.enable_bloom_filter = parse_bool(ENGINE, key, value)?,
-            "bloom_fpr" => {
-                let fpr: f64 = int(key, value)?;
+                s.cf = std::mem::take(&mut s.cf).compression_algorithm(algo);
+                Ok(())
+            },
+        },
+        KnobDef {
+            name: "enable_bloom_filter",
+            help: "bloom filters for point lookups",
+            default: || u8::from(ColumnFamilyConfig::default().enable_bloom_filter).to_string(),
+            set: |s, v| v.bool().map(|b| s.cf.enable_bloom_filter = b),
+        },
+        KnobDef {
+            name: "bloom_fpr",
+            help: "bloom filter false-positive rate",
+            default: || ColumnFamilyConfig::default().bloom_fpr.to_string(),
+            set: |s, v| {
+                let fpr: f64 = v.num()?;
                 if !(fpr > 0.0 && fpr < 1.0) {
-                    return Err(EngineError::other(format!(
-                        "engine {ENGINE}: option bloom_fpr = '{value}': expected a rate between 0 and 1, e.g. 0.01"
-                    )));
+                    return Err(v.refuse("expected a rate between 0 and 1, e.g. 0.01"));
                 }
-                cf.bloom_fpr = fpr;
-            }
-            "sync_mode" => {
-                db.memtable_sync_mode = match parse_choice(ENGINE, key, value, SYNC_MODES)? {
+                s.cf.bloom_fpr = fpr;
+                Ok(())
+            },
+        },
+        KnobDef {
+            name: "sync_mode",
+            help: "WAL durability: none, full (fsync every commit) or interval",
+            default: || sync_name(Config::default().memtable_sync_mode).to_string(),
+            set: |s, v| {
+                s.db.memtable_sync_mode = match v.choice(SYNC_MODES)? {
                     "full" => SyncMode::Full,
                     "interval" => SyncMode::Interval,
                     _ => SyncMode::None,
-                }
-            }
-            "sync_interval_us" => db.memtable_sync_interval_us = int(key, value)?,
-            "isolation_level" => isolation = isolation_from(parse_choice(ENGINE, key, value, ISOLATIONS)?),
-            "num_flush_threads" => db.num_flush_threads = int(key, value)?,
-            "num_compaction_threads" => db.num_compaction_threads = int(key, value)?,
-            "l0_queue_stall_threshold" => db.memtable_l0_queue_stall_threshold = int(key, value)?,
-            "l1_file_count_trigger" => cf.l1_file_count_trigger = int(key, value)?,
-            "level_size_ratio" => cf.level_size_ratio = int(key, value)?,
-            "min_levels" => cf.min_levels = int(key, value)?,
-            "dividing_level_offset" => cf.dividing_level_offset = int(key, value)?,
-            "klog_block_size" => cf.btree_klog_block_size = size(key, value)?,
-            "keep_values_inline" => cf.keep_values_inline = parse_bool(ENGINE, key, value)?,
-            "value_separation_threshold" => db.value_separation_threshold = size(key, value)?,
-            "vlog_segment_size" => db.vlog_segment_size = size(key, value)?,
-            "max_open_sstables" => db.max_open_sstables = int(key, value)?,
-            "skip_list_max_level" => db.memtable_skip_list_max_level = int(key, value)?,
-            "skip_list_probability" => db.memtable_skip_list_probability = int(key, value)?,
-            "idle_flush_seconds" => db.memtable_idle_flush_seconds = int(key, value)?,
-            "tombstone_density_trigger" => cf.tombstone_density_trigger = int(key, value)?,
-            "tombstone_density_min_entries" => cf.tombstone_density_min_entries = int(key, value)?,
-            "log_level" => {
-                db.log_level = match parse_choice(ENGINE, key, value, LOG_LEVELS)? {
+                };
+                Ok(())
+            },
+        },
+        KnobDef {
+            name: "sync_interval_us",
+            help: "fsync interval for sync_mode=interval",
+            default: || Config::default().memtable_sync_interval_us.to_string(),
+            set: |s, v| v.num().map(|n| s.db.memtable_sync_interval_us = n),
+        },
+        KnobDef {
+            name: "isolation_level",
+            help: "isolation of kvmark's transactions (append uses at least snapshot)",
+            default: || isolation_name(ColumnFamilyConfig::default().default_isolation_level).to_string(),
+            set: |s, v| {
+                s.isolation = isolation_from(v.choice(ISOLATIONS)?);
+                s.cf.default_isolation_level = s.isolation;
+                Ok(())
+            },
+        },
+        KnobDef {
+            name: "num_flush_threads",
+            help: "flush worker threads",
+            default: || Config::default().num_flush_threads.to_string(),
+            set: |s, v| v.num().map(|n| s.db.num_flush_threads = n),
+        },
+        KnobDef {
+            name: "num_compaction_threads",
+            help: "compaction worker threads",
+            default: || Config::default().num_compaction_threads.to_string(),
+            set: |s, v| v.num().map(|n| s.db.num_compaction_threads = n),
+        },
+        KnobDef {
+            name: "l0_queue_stall_threshold",
+            help: "immutable memtables queued before writes stall (0: never)",
+            default: || Config::default().memtable_l0_queue_stall_threshold.to_string(),
+            set: |s, v| v.num().map(|n| s.db.memtable_l0_queue_stall_threshold = n),
+        },
+        KnobDef {
+            name: "l1_file_count_trigger",
+            help: "L1 sstables that trigger a compaction",
+            default: || ColumnFamilyConfig::default().l1_file_count_trigger.to_string(),
+            set: |s, v| v.num().map(|n| s.cf.l1_file_count_trigger = n),
+        },
+        KnobDef {
+            name: "level_size_ratio",
+            help: "size ratio between levels",
+            default: || ColumnFamilyConfig::default().level_size_ratio.to_string(),
+            set: |s, v| v.num().map(|n| s.cf.level_size_ratio = n),
+        },
+        KnobDef {
+            name: "min_levels",
+            help: "floor on the level count",
+            default: || ColumnFamilyConfig::default().min_levels.to_string(),
+            set: |s, v| v.num().map(|n| s.cf.min_levels = n),
+        },
+        KnobDef {
+            name: "dividing_level_offset",
+            help: "how far above the largest level the dividing level sits",
+            default: || ColumnFamilyConfig::default().dividing_level_offset.to_string(),
+            set: |s, v| v.num().map(|n| s.cf.dividing_level_offset = n),
+        },
+        KnobDef {
+            name: "klog_block_size",
+            help: "key-log btree node size (0: the btree's own choice)",
+            default: || format_size(ColumnFamilyConfig::default().btree_klog_block_size as u64),
+            set: |s, v| v.size_usize().map(|n| s.cf.btree_klog_block_size = n),
+        },
+        KnobDef {
+            name: "keep_values_inline",
+            help: "keep every value in the key log, never in the value log",
+            default: || u8::from(ColumnFamilyConfig::default().keep_values_inline).to_string(),
+            set: |s, v| v.bool().map(|b| s.cf.keep_values_inline = b),
+        },
+        KnobDef {
+            name: "value_separation_threshold",
+            help: "values this large or larger go to the value log",
+            default: || format_size(Config::default().value_separation_threshold as u64),
+            set: |s, v| v.size_usize().map(|n| s.db.value_separation_threshold = n),
+        },
+        KnobDef {
+            name: "vlog_segment_size",
+            help: "value-log segment size",
+            default: || format_size(Config::default().vlog_segment_size as u64),
+            set: |s, v| v.size_usize().map(|n| s.db.vlog_segment_size = n),
+        },
+        KnobDef {
+            name: "max_open_sstables",
+            help: "sstable file handles kept open",
+            default: || Config::default().max_open_sstables.to_string(),
+            set: |s, v| v.num().map(|n| s.db.max_open_sstables = n),
+        },
+        KnobDef {
+            name: "skip_list_max_level",
+            help: "memtable skip list max level",
+            default: || Config::default().memtable_skip_list_max_level.to_string(),
+            set: |s, v| v.num().map(|n| s.db.memtable_skip_list_max_level = n),
+        },
+        KnobDef {
+            name: "skip_list_probability",
+            help: "memtable skip list level probability",
+            default: || Config::default().memtable_skip_list_probability.to_string(),
+            set: |s, v| v.num().map(|n| s.db.memtable_skip_list_probability = n),
+        },
+        KnobDef {
+            name: "idle_flush_seconds",
+            help: "rotate a memtable idle this long (0: never)",
+            default: || Config::default().memtable_idle_flush_seconds.to_string(),
+            set: |s, v| v.num().map(|n| s.db.memtable_idle_flush_seconds = n),
+        },
+        KnobDef {
+            name: "tombstone_density_trigger",
+            help: "tombstone density that escalates compaction (0: off)",
+            default: || ColumnFamilyConfig::default().tombstone_density_trigger.to_string(),
+            set: |s, v| v.num().map(|n| s.cf.tombstone_density_trigger = n),
+        },
+        KnobDef {
+            name: "tombstone_density_min_entries",
+            help: "entries an sstable needs to be judged by density",
+            default: || ColumnFamilyConfig::default().tombstone_density_min_entries.to_string(),
+            set: |s, v| v.num().map(|n| s.cf.tombstone_density_min_entries = n),
+        },
+        KnobDef {
+            name: "log_level",
+            help: "none, trace, info, warn or error (library default: info, a line per flush on stderr)",
+            default: || log_level_name(DEFAULT_LOG_LEVEL).to_string(),
+            set: |s, v| {
+                s.db.log_level = match v.choice(LOG_LEVELS)? {
                     "none" => LogLevel::None,
                     "trace" => LogLevel::Trace,
                     "info" => LogLevel::Info,
                     "error" => LogLevel::Error,
                     _ => LogLevel::Warn,
-                }
-            }
-            "log_to_file" => db.log_to_file = parse_bool(ENGINE, key, value)?,
-            // check_known refused every other key above.
-            _ => {}
-        }
-    }
-    cf.default_isolation_level = isolation;
-    Ok(Settings { db, cf, isolation })
-}
+                };
+                Ok(())
+            },
+        },
+        KnobDef {
+            name: "log_to_file",
+            help: "log to LOG in the store directory instead of stderr",
+            default: || u8::from(Config::default().log_to_file).to_string(),
+            set: |s, v| v.bool().map(|b| s.db.log_to_file = b),
+        },
+    ],
+);
 
 fn available_compressions() -> Vec<&'static str> {
     [
@@ -262,10 +363,6 @@ fn available_compressions() -> Vec<&'static str> {
     .collect()
 }
 
-fn validate(options: &EngineOptions) -> EngineResult<()> {
-    settings(options).map(drop)
-}
-
 /// A TidesDB error: "locked" (transient contention) and a commit conflict are busy.
 fn err(e: tidesdb::Error) -> EngineError {
     match e.code() {
@@ -275,11 +372,8 @@ fn err(e: tidesdb::Error) -> EngineError {
 }
 
 fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
-    let dir = req
-        .dir
-        .as_deref()
-        .ok_or_else(|| EngineError::other("engine tidesdb stores data on disk and needs a directory"))?;
-    let s = settings(req.options)?;
+    let dir = req.dir(ENGINE)?;
+    let s = KNOBS.parse(req.options)?;
     let mut config = s.db;
     config.db_path = dir.to_string_lossy().into_owned();
     let db = Arc::new(TidesDB::open(config).map_err(err)?);
@@ -337,12 +431,7 @@ impl Store for TidesStore {
     fn close(self: Box<Self>) -> EngineResult<()> {
         let TidesStore { cf, db, .. } = *self;
         drop(cf);
-        let db = Arc::try_unwrap(db).map_err(|db| {
-            EngineError::other(format!(
-                "tidesdb: cannot close, {} session(s) still open",
-                Arc::strong_count(&db) - 1
-            ))
-        })?;
+        let db = unshare(ENGINE, db)?;
         drop(db);
         Ok(())
     }
@@ -699,163 +788,10 @@ fn version() -> String {
     format!("TidesDB {}", tidesdb::TIDESDB_LINKED_VERSION)
 }
 
-fn knobs() -> Vec<Knob> {
-    let db = Config::default();
-    let cf = ColumnFamilyConfig::default();
-    let pipeline = match cf.encoding_pipeline.as_slice() {
-        [] => "none".to_string(),
-        algos => algos.iter().map(|a| compression_name(*a)).collect::<Vec<_>>().join("+"),
-    };
-    vec![
-        Knob::new(
-            "write_buffer_size",
-            format_size(db.memtable_write_buffer_size as u64),
-            "memtable size before it is rotated and flushed (shared by column families)",
-        ),
-        Knob::new(
-            "block_cache_size",
-            format_size(db.block_cache_size as u64),
-            "block cache for hot sstable blocks",
-        ),
-        Knob::new(
-            "compression",
-            pipeline,
-            "none, snappy, lz4, zstd or lz4_fast (only codecs this build has)",
-        ),
-        Knob::new(
-            "enable_bloom_filter",
-            u8::from(cf.enable_bloom_filter).to_string(),
-            "bloom filters for point lookups",
-        ),
-        Knob::new(
-            "bloom_fpr",
-            cf.bloom_fpr.to_string(),
-            "bloom filter false-positive rate",
-        ),
-        Knob::new(
-            "sync_mode",
-            sync_name(db.memtable_sync_mode),
-            "WAL durability: none, full (fsync every commit) or interval",
-        ),
-        Knob::new(
-            "sync_interval_us",
-            db.memtable_sync_interval_us.to_string(),
-            "fsync interval for sync_mode=interval",
-        ),
-        Knob::new(
-            "isolation_level",
-            isolation_name(cf.default_isolation_level),
-            "isolation of kvmark's transactions (append uses at least snapshot)",
-        ),
-        Knob::new(
-            "num_flush_threads",
-            db.num_flush_threads.to_string(),
-            "flush worker threads",
-        ),
-        Knob::new(
-            "num_compaction_threads",
-            db.num_compaction_threads.to_string(),
-            "compaction worker threads",
-        ),
-        Knob::new(
-            "l0_queue_stall_threshold",
-            db.memtable_l0_queue_stall_threshold.to_string(),
-            "immutable memtables queued before writes stall (0: never)",
-        ),
-        Knob::new(
-            "l1_file_count_trigger",
-            cf.l1_file_count_trigger.to_string(),
-            "L1 sstables that trigger a compaction",
-        ),
-        Knob::new(
-            "level_size_ratio",
-            cf.level_size_ratio.to_string(),
-            "size ratio between levels",
-        ),
-        Knob::new("min_levels", cf.min_levels.to_string(), "floor on the level count"),
-        Knob::new(
-            "dividing_level_offset",
-            cf.dividing_level_offset.to_string(),
-            "how far above the largest level the dividing level sits",
-        ),
-        Knob::new(
-            "klog_block_size",
-            format_size(cf.btree_klog_block_size as u64),
-            "key-log btree node size (0: the btree's own choice)",
-        ),
-        Knob::new(
-            "keep_values_inline",
-            u8::from(cf.keep_values_inline).to_string(),
-            "keep every value in the key log, never in the value log",
-        ),
-        Knob::new(
-            "value_separation_threshold",
-            format_size(db.value_separation_threshold as u64),
-            "values this large or larger go to the value log",
-        ),
-        Knob::new(
-            "vlog_segment_size",
-            format_size(db.vlog_segment_size as u64),
-            "value-log segment size",
-        ),
-        Knob::new(
-            "max_open_sstables",
-            db.max_open_sstables.to_string(),
-            "sstable file handles kept open",
-        ),
-        Knob::new(
-            "skip_list_max_level",
-            db.memtable_skip_list_max_level.to_string(),
-            "memtable skip list max level",
-        ),
-        Knob::new(
-            "skip_list_probability",
-            db.memtable_skip_list_probability.to_string(),
-            "memtable skip list level probability",
-        ),
-        Knob::new(
-            "idle_flush_seconds",
-            db.memtable_idle_flush_seconds.to_string(),
-            "rotate a memtable idle this long (0: never)",
-        ),
-        Knob::new(
-            "tombstone_density_trigger",
-            cf.tombstone_density_trigger.to_string(),
-            "tombstone density that escalates compaction (0: off)",
-        ),
-        Knob::new(
-            "tombstone_density_min_entries",
-            cf.tombstone_density_min_entries.to_string(),
-            "entries an sstable needs to be judged by density",
-        ),
-        Knob::new(
-            "log_level",
-            log_level_name(DEFAULT_LOG_LEVEL),
-            "none, trace, info, warn or error (library default: info, a line per flush on stderr)",
-        ),
-        Knob::new(
-            "log_to_file",
-            u8::from(db.log_to_file).to_string(),
-            "log to LOG in the store directory instead of stderr",
-        ),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_key_is_listed_as_a_knob_and_accepted() {
-        let names: Vec<String> = knobs().iter().map(|k| k.name.to_string()).collect();
-        assert_eq!(names, KEYS.iter().map(|k| k.to_string()).collect::<Vec<_>>());
-        // Each knob's listed default is itself a valid value.
-        let mut o = EngineOptions::new();
-        for k in knobs() {
-            o.set(k.name.to_string(), k.default.clone());
-        }
-        validate(&o).unwrap();
-    }
+    use crate::engine::{EngineOptions, KnobSet};
 
     #[test]
     fn values_map_onto_the_configuration() {
@@ -864,11 +800,12 @@ mod tests {
         o.set("enable_bloom_filter", "0");
         o.set("l0_queue_stall_threshold", "10");
         o.set("isolation_level", "snapshot");
-        let s = settings(&o).unwrap();
+        let s = KNOBS.parse(&o).unwrap();
         assert_eq!(s.db.memtable_write_buffer_size, 32 << 20);
         assert!(!s.cf.enable_bloom_filter);
         assert_eq!(s.db.memtable_l0_queue_stall_threshold, 10);
         assert_eq!(s.isolation, IsolationLevel::Snapshot);
+        assert_eq!(s.cf.default_isolation_level, IsolationLevel::Snapshot);
     }
 
     #[test]
@@ -881,12 +818,13 @@ mod tests {
         ] {
             let mut o = EngineOptions::new();
             o.set(k, v);
-            let e = validate(&o).unwrap_err();
+            let e = KNOBS.validate(&o).unwrap_err();
             assert!(
                 e.message.contains("tidesdb") && e.message.contains(k),
                 "{k}: {}",
                 e.message
             );
+            assert_eq!(e.key.as_deref(), Some(k));
         }
     }
 }
