@@ -30,7 +30,7 @@ use super::{
 
 /// Registry entry.
 pub static INFO: EngineInfo = EngineInfo {
-    name: "fjall",
+    name: ENGINE,
     storage: StorageKind::Disk,
     description: "fjall pure-Rust LSM tree, through its optimistic-transaction database",
     append: AppendMethod::ReadModifyWrite,
@@ -102,7 +102,7 @@ static KNOBS: KnobTable<Settings> = KnobTable::new(
             name: "worker_threads",
             help: "flush and compaction threads (fjall: the core count, at most 4)",
             default: || default_workers().to_string(),
-            set: |s, v| match v.num()? {
+            set: |s, v| match v.num::<usize>()? {
                 0 => Err(v.refuse("give at least 1")),
                 n => {
                     s.worker_threads = Some(n);

@@ -25,7 +25,7 @@ use super::{
 
 /// Registry entry.
 pub static INFO: EngineInfo = EngineInfo {
-    name: "lmdb",
+    name: ENGINE,
     storage: StorageKind::Disk,
     description: "LMDB memory-mapped B+tree (bundled C library via heed); one writer at a time",
     append: AppendMethod::ReadModifyWrite,

@@ -23,7 +23,7 @@ use super::{
 
 /// Registry entry.
 pub static INFO: EngineInfo = EngineInfo {
-    name: "redb",
+    name: ENGINE,
     storage: StorageKind::Disk,
     description: "redb pure-Rust copy-on-write B-tree; one writer at a time",
     append: AppendMethod::ReadModifyWrite,

@@ -116,7 +116,7 @@ enum Service {
 impl Service {
     fn parse(text: &str) -> Result<Service, String> {
         let t = text.trim();
-        let dur = |s: &str| clock::parse_duration_ns(s);
+        let dur = clock::parse_duration_ns;
         if t == "0" {
             return Ok(Service::None);
         }

@@ -34,7 +34,7 @@ use super::{
 
 /// Registry entry.
 pub static INFO: EngineInfo = EngineInfo {
-    name: "sqlite",
+    name: ENGINE,
     storage: StorageKind::Disk,
     description: "SQLite (bundled) in WAL mode: a BLOB-keyed table WITHOUT ROWID, one connection per session",
     append: AppendMethod::ReadModifyWrite,

@@ -14,16 +14,18 @@
 //! native `DeleteRange` tombstone. A `Busy` or `TryAgain` status is reported as busy,
 //! which the harness retries. Write stalls block inside RocksDB, as in production.
 
-use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+mod defaults;
+mod stats;
+
+use std::sync::Arc;
 
 use rocksdb::{
     ColumnFamily, ColumnFamilyDescriptor, DB, DEFAULT_COLUMN_FAMILY_NAME, MergeOperands, Options, ReadOptions,
     WaitForCompactOptions, WriteBatch, WriteOptions,
 };
 
-use super::versions::lock_version;
+use self::defaults::{knobs, version};
+use self::stats::stats;
 use super::{
     AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, KnobSet, OpenRequest,
     OptionError, ReadBuf, ScanFn, Session, StorageKind, Store, Values, fits_cap, unshare,
@@ -31,7 +33,7 @@ use super::{
 
 /// Registry entry.
 pub static INFO: EngineInfo = EngineInfo {
-    name: "rocksdb",
+    name: ENGINE,
     storage: StorageKind::Disk,
     description: "RocksDB LSM tree (bundled C++ library); options go verbatim to RocksDB's option-string parser",
     append: AppendMethod::NativeMerge,
@@ -217,112 +219,6 @@ impl Store for RocksStore {
     }
 }
 
-/// Every integer property RocksDB reports for the default column family.
-const INT_PROPERTIES: &[&str] = &[
-    "num-immutable-mem-table",
-    "num-immutable-mem-table-flushed",
-    "mem-table-flush-pending",
-    "num-running-flushes",
-    "compaction-pending",
-    "num-running-compactions",
-    "background-errors",
-    "cur-size-active-mem-table",
-    "cur-size-all-mem-tables",
-    "size-all-mem-tables",
-    "num-entries-active-mem-table",
-    "num-entries-imm-mem-tables",
-    "num-deletes-active-mem-table",
-    "num-deletes-imm-mem-tables",
-    "estimate-num-keys",
-    "estimate-table-readers-mem",
-    "is-file-deletions-enabled",
-    "num-snapshots",
-    "oldest-snapshot-time",
-    "num-live-versions",
-    "current-super-version-number",
-    "estimate-live-data-size",
-    "min-log-number-to-keep",
-    "min-obsolete-sst-number-to-keep",
-    "total-sst-files-size",
-    "live-sst-files-size",
-    "obsolete-sst-files-size",
-    "base-level",
-    "estimate-pending-compaction-bytes",
-    "actual-delayed-write-rate",
-    "is-write-stopped",
-    "estimate-oldest-key-time",
-    "block-cache-capacity",
-    "block-cache-usage",
-    "block-cache-pinned-usage",
-    "num-blob-files",
-    "total-blob-file-size",
-    "live-blob-file-size",
-    "live-blob-file-garbage-size",
-];
-
-/// Properties, files and compression ratio per level, write-stall counts by cause and
-/// the cumulative stall time. Read on the sampler's thread, never on the hot path.
-fn stats(db: &DB) -> Vec<(String, f64)> {
-    let mut out = Vec::with_capacity(INT_PROPERTIES.len() + 64);
-    for name in INT_PROPERTIES {
-        if let Ok(Some(v)) = db.property_int_value(&format!("rocksdb.{name}")) {
-            out.push((name.to_string(), v as f64));
-        }
-    }
-    // A level past the configured count is not a property: that ends the walk.
-    for level in 0..64 {
-        let Ok(Some(files)) = db.property_int_value(&format!("rocksdb.num-files-at-level{level}")) else {
-            break;
-        };
-        out.push((format!("num-files-at-level{level}"), files as f64));
-        if let Ok(Some(ratio)) = db.property_value(&format!("rocksdb.compression-ratio-at-level{level}"))
-            && let Ok(r) = ratio.trim().parse::<f64>()
-        {
-            out.push((format!("compression-ratio-at-level{level}"), r));
-        }
-    }
-    for (scope, prop) in [
-        ("cf", "rocksdb.cf-write-stall-stats"),
-        ("db", "rocksdb.db-write-stall-stats"),
-    ] {
-        if let Ok(Some(text)) = db.property_value(prop) {
-            for (name, v) in parse_stall_counts(&text) {
-                out.push((format!("{scope}-write-stall.{name}"), v));
-            }
-        }
-    }
-    if let Ok(Some(text)) = db.property_value("rocksdb.dbstats")
-        && let Some(secs) = parse_cumulative_stall(&text)
-    {
-        out.push(("write-stall-micros".to_string(), secs * 1e6));
-    }
-    out
-}
-
-/// Parses "Write Stall (count): name: 1, other: 0\n..." into (name, count) pairs.
-fn parse_stall_counts(text: &str) -> Vec<(String, f64)> {
-    let Some(line) = text.lines().find_map(|l| l.strip_prefix("Write Stall (count): ")) else {
-        return Vec::new();
-    };
-    line.split(", ")
-        .filter_map(|pair| {
-            let (name, v) = pair.rsplit_once(": ")?;
-            Some((name.trim().to_string(), v.trim().parse().ok()?))
-        })
-        .collect()
-}
-
-/// Parses "Cumulative stall: HH:MM:SS.sss H:M:S, ..." from the DB stats into seconds.
-fn parse_cumulative_stall(text: &str) -> Option<f64> {
-    let rest = text.lines().find_map(|l| l.strip_prefix("Cumulative stall: "))?;
-    let hms = rest.split_whitespace().next()?;
-    let mut parts = hms.split(':');
-    let h: f64 = parts.next()?.parse().ok()?;
-    let m: f64 = parts.next()?.parse().ok()?;
-    let s: f64 = parts.next()?.parse().ok()?;
-    Some(h * 3600.0 + m * 60.0 + s)
-}
-
 /// One worker's handle: option objects are made once and reused for every call.
 struct RocksSession {
     db: Arc<DB>,
@@ -429,169 +325,6 @@ impl Session for RocksSession {
     }
 }
 
-/// What the linked library says about itself: its version and every option with its
-/// default, both read from the OPTIONS file RocksDB writes when a store opens.
-struct Defaults {
-    version: String,
-    knobs: Vec<Knob>,
-}
-
-static PROBE: AtomicU64 = AtomicU64::new(0);
-
-/// Opens a throwaway store once per process and reads its OPTIONS file.
-fn defaults() -> &'static Result<Defaults, String> {
-    static DEFAULTS: OnceLock<Result<Defaults, String>> = OnceLock::new();
-    DEFAULTS.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!(
-            "kvmark-rocksdb-defaults-{}-{}",
-            std::process::id(),
-            PROBE.fetch_add(1, Ordering::Relaxed)
-        ));
-        let result = probe_defaults(&dir);
-        let _ = std::fs::remove_dir_all(&dir);
-        result
-    })
-}
-
-fn probe_defaults(dir: &Path) -> Result<Defaults, String> {
-    let mut opts = Options::default();
-    opts.create_if_missing(true);
-    let db = DB::open(&opts, dir).map_err(|e| e.into_string())?;
-    drop(db);
-    let entries = std::fs::read_dir(dir).map_err(|e| e.to_string())?;
-    let file = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("OPTIONS-") && !n.ends_with(".dbtmp"))
-        })
-        .max()
-        .ok_or("RocksDB wrote no OPTIONS file")?;
-    let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
-    parse_options_file(&text)
-}
-
-/// Reads `[Version]`, `[DBOptions]`, `[CFOptions "default"]` and the block-based table
-/// section of an OPTIONS file.
-fn parse_options_file(text: &str) -> Result<Defaults, String> {
-    let mut version = None;
-    let mut knobs = Vec::new();
-    let mut section = "";
-    for line in text.lines().map(str::trim) {
-        if line.starts_with('[') {
-            section = line;
-            continue;
-        }
-        let Some((key, value)) = line.split_once('=') else {
-            continue;
-        };
-        let (key, value) = (key.trim(), value.trim());
-        if section == "[Version]" {
-            if key == "rocksdb_version" {
-                version = Some(value.to_string());
-            }
-            continue;
-        }
-        let (name, help) = if section == "[DBOptions]" {
-            (key.to_string(), help_for(key).unwrap_or("DB option"))
-        } else if section.starts_with("[CFOptions") {
-            if key == "merge_operator" || key == "comparator" {
-                continue; // set by kvmark, or fixed: bytewise order is the contract
-            }
-            (key.to_string(), help_for(key).unwrap_or("column family option"))
-        } else if section.starts_with("[TableOptions/BlockBasedTable") {
-            (
-                format!("block_based_table_factory={{{key}}}"),
-                help_for(key).unwrap_or("block-based table option"),
-            )
-        } else {
-            continue;
-        };
-        knobs.push(Knob {
-            name: name.into(),
-            default: if value.is_empty() {
-                "(empty)".to_string()
-            } else {
-                value.to_string()
-            },
-            help: help.into(),
-        });
-    }
-    let version = version.ok_or("no rocksdb_version in the OPTIONS file")?;
-    Ok(Defaults {
-        version: format!("RocksDB {version}"),
-        knobs,
-    })
-}
-
-/// One-line help for the options a comparison usually touches.
-fn help_for(key: &str) -> Option<&'static str> {
-    Some(match key {
-        "write_buffer_size" => "memtable size before it is switched and flushed",
-        "max_write_buffer_number" => "memtables (active + immutable) before writes stall",
-        "min_write_buffer_number_to_merge" => "immutable memtables merged into one flush",
-        "compression" => "compression of levels above the bottommost (kNoCompression, kSnappyCompression, ...)",
-        "bottommost_compression" => "compression of the bottommost level",
-        "level0_file_num_compaction_trigger" => "L0 files that trigger an L0 compaction",
-        "level0_slowdown_writes_trigger" => "L0 files at which writes are delayed",
-        "level0_stop_writes_trigger" => "L0 files at which writes stop",
-        "max_background_jobs" => "background flush and compaction threads",
-        "max_background_compactions" => "background compaction threads (deprecated by max_background_jobs)",
-        "max_background_flushes" => "background flush threads (deprecated by max_background_jobs)",
-        "max_subcompactions" => "threads one compaction may split into",
-        "target_file_size_base" => "target SST size at L1",
-        "max_bytes_for_level_base" => "total size of L1",
-        "max_bytes_for_level_multiplier" => "size ratio between levels",
-        "level_compaction_dynamic_level_bytes" => "size levels from the bottom up",
-        "compaction_style" => "kCompactionStyleLevel, kCompactionStyleUniversal or kCompactionStyleFIFO",
-        "soft_pending_compaction_bytes_limit" => "pending compaction bytes at which writes are delayed",
-        "hard_pending_compaction_bytes_limit" => "pending compaction bytes at which writes stop",
-        "delayed_write_rate" => "write rate (bytes/s) while delayed",
-        "max_open_files" => "table files kept open (-1: all)",
-        "use_direct_reads" => "O_DIRECT for reads",
-        "use_direct_io_for_flush_and_compaction" => "O_DIRECT for flush and compaction writes",
-        "bytes_per_sync" => "sync SST files incrementally every N bytes",
-        "wal_bytes_per_sync" => "sync the WAL incrementally every N bytes",
-        "manual_wal_flush" => "buffer WAL writes until an explicit flush",
-        "enable_pipelined_write" => "separate WAL and memtable write queues",
-        "allow_concurrent_memtable_write" => "several writers insert into the memtable at once",
-        "unordered_write" => "higher write throughput, weaker snapshot guarantees",
-        "block_size" => "uncompressed data block size",
-        "block_cache" => "block cache capacity, e.g. block_based_table_factory={block_cache=64M}",
-        "filter_policy" => "bloom filter, e.g. block_based_table_factory={filter_policy=bloomfilter:10:false}",
-        "cache_index_and_filter_blocks" => "keep index and filter blocks in the block cache",
-        "pin_l0_filter_and_index_blocks_in_cache" => "pin L0 index and filter blocks in the cache",
-        "whole_key_filtering" => "bloom filters over whole keys",
-        "format_version" => "SST format version",
-        _ => return None,
-    })
-}
-
-fn version() -> String {
-    match defaults() {
-        Ok(d) => d.version.clone(),
-        Err(e) => {
-            // The crate's version carries the bundled RocksDB release as build metadata.
-            let bundled = lock_version("librocksdb-sys")
-                .and_then(|v| v.split_once('+'))
-                .map_or("unknown", |(_, r)| r);
-            format!("RocksDB {bundled} (bundled; reading the linked library failed: {e})")
-        }
-    }
-}
-
-fn knobs() -> Vec<Knob> {
-    match defaults() {
-        Ok(d) => d.knobs.clone(),
-        Err(e) => vec![Knob {
-            name: "(any RocksDB option)".into(),
-            default: "?".to_string(),
-            help: format!("forwarded to RocksDB's option-string parser; reading defaults failed: {e}").into(),
-        }],
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -632,20 +365,6 @@ mod tests {
     }
 
     #[test]
-    fn stall_text_parses() {
-        let counts = parse_stall_counts("Write Stall (count): cf-l0-file-count-limit-delays: 3, total-stops: 1\n");
-        assert_eq!(
-            counts,
-            vec![
-                ("cf-l0-file-count-limit-delays".to_string(), 3.0),
-                ("total-stops".to_string(), 1.0)
-            ]
-        );
-        let secs = parse_cumulative_stall("x\nCumulative stall: 01:02:03.500 H:M:S, 0.0 percent\n").unwrap();
-        assert!((secs - 3723.5).abs() < 1e-9);
-    }
-
-    #[test]
     fn settle_leaves_no_flush_or_compaction_running_or_pending() {
         let dir = tempfile::tempdir().unwrap();
         // Tiny memtables and an early L0 trigger: the writes below queue many flushes
@@ -673,15 +392,5 @@ mod tests {
         }
         assert!(stat("num-files-at-level0").is_some_and(|n| n < 2.0), "{stats:?}");
         store.close().unwrap();
-    }
-
-    #[test]
-    fn defaults_come_from_the_linked_library() {
-        let d = defaults().as_ref().expect("probe the linked RocksDB");
-        assert!(d.version.starts_with("RocksDB 1"), "{}", d.version);
-        let find = |n: &str| d.knobs.iter().find(|k| k.name == n).map(|k| k.default.clone());
-        assert_eq!(find("write_buffer_size").as_deref(), Some("67108864"));
-        assert_eq!(find("level0_stop_writes_trigger").as_deref(), Some("36"));
-        assert!(find("block_based_table_factory={block_size}").is_some());
     }
 }
