@@ -914,14 +914,19 @@ fn every_knob_refuses_a_nonsense_value_naming_engine_and_key() {
                         "{e}"
                     );
                     assert!(
-                        e.message.starts_with(&format!("engine {}: ", info.name)) && e.message.contains(knob.name.as_ref()),
+                        e.message.starts_with(&format!("engine {}: ", info.name))
+                            && e.message.contains(knob.name.as_ref()),
                         "{}",
                         e.message
                     );
                 }
                 // RocksDB takes some free-form strings (paths, ids) for options it
                 // parses itself; every knob of a kvmark table has a closed syntax.
-                Ok(()) => assert_eq!(info.name, "rocksdb", "{}: {} took a nonsense value", info.name, knob.name),
+                Ok(()) => assert_eq!(
+                    info.name, "rocksdb",
+                    "{}: {} took a nonsense value",
+                    info.name, knob.name
+                ),
             }
         }
     }

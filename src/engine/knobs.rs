@@ -176,7 +176,7 @@ mod tests {
     use super::*;
     use crate::engine::options::OptionOrigins;
 
-    #[derive(Default)]
+    #[derive(Debug, Default)]
     struct Toy {
         size: u64,
         on: bool,
@@ -243,7 +243,10 @@ mod tests {
         // An unknown key is reported before any value is parsed.
         let e = TOY.parse(&opts(&[("on", "maybe"), ("sise", "1")])).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("sise"));
-        assert!(e.message.contains("unknown option 'sise' for engine toy (known keys: size, on, lo, hi"));
+        assert!(
+            e.message
+                .contains("unknown option 'sise' for engine toy (known keys: size, on, lo, hi")
+        );
         let e = TOY.parse(&opts(&[("lo", "5"), ("hi", "4")])).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("lo"));
         assert_eq!(e.message, "engine toy: lo (5) is above hi (4)");

@@ -8,6 +8,13 @@
 //!   per-thread state (connections, transactions, scratch buffers) needs no lock.
 //!
 //! Keys and values are byte strings; keys order by unsigned bytewise comparison.
+//!
+//! An engine is one file (or one directory module) declaring its `INFO`: its
+//! [`StorageKind`] (memory, a directory on a disk, a namespace on a server), its knob
+//! table ([`KnobTable`]: one row per knob, from which `kvmark engines`, validation
+//! and the parse at open all derive) and its `open`. Shared helpers own what every
+//! engine would repeat: [`OpenRequest::dir`] (the directory check) and [`unshare`]
+//! (closing while sessions are open is refused).
 
 pub mod knobs;
 pub mod options;

@@ -52,9 +52,7 @@ impl OptionError {
         OptionError {
             engine: engine.to_string(),
             key: Some(key.to_string()),
-            message: format!(
-                "unknown option '{key}' for engine {engine} ({hint}; `kvmark engines` lists every knob)"
-            ),
+            message: format!("unknown option '{key}' for engine {engine} ({hint}; `kvmark engines` lists every knob)"),
         }
     }
 

@@ -50,7 +50,7 @@ struct Settings {
     settle_ns: u64,
 }
 
-static KNOBS: KnobTable<Settings> = KnobTable::new(
+static KNOBS: KnobTable<Settings> = KnobTable::<Settings>::new(
     "sim",
     || Settings {
         service: Service::None,

@@ -27,8 +27,8 @@ use crossbeam_epoch::{self as epoch, Atomic, Guard, Owned, Shared};
 use crossbeam_skiplist::base::SkipList;
 
 use super::{
-    AppendMethod, Appended, EngineInfo, EngineResult, Existed, KnobTable, OpenRequest, ReadBuf, ScanFn, StorageKind,
-    Session, Store, fits_cap,
+    AppendMethod, Appended, EngineInfo, EngineResult, Existed, KnobTable, OpenRequest, ReadBuf, ScanFn, Session,
+    StorageKind, Store, fits_cap,
 };
 
 // The guard-based base API, not SkipMap: its entries borrow from one epoch guard per

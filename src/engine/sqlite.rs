@@ -113,7 +113,11 @@ static KNOBS: KnobTable<Settings> = KnobTable::new(
             help: "off, normal, full or extra (fsync policy)",
             default: || {
                 let sync = library_defaults().0;
-                SYNCHRONOUS.get(sync.clamp(0, 3) as usize).copied().unwrap_or("full").to_string()
+                SYNCHRONOUS
+                    .get(sync.clamp(0, 3) as usize)
+                    .copied()
+                    .unwrap_or("full")
+                    .to_string()
             },
             set: |s, v| v.choice(SYNCHRONOUS).map(|m| s.synchronous = Some(m.to_string())),
         },

@@ -145,7 +145,9 @@ pub fn reach(info: &EngineInfo, options: &EngineOptions, require: bool) -> Reach
                 (server.address)(options)
             );
             if require {
-                Reach::Fail(format!("{what}, but {REQUIRE_SERVERS_ENV}=1 says the servers are started"))
+                Reach::Fail(format!(
+                    "{what}, but {REQUIRE_SERVERS_ENV}=1 says the servers are started"
+                ))
             } else {
                 Reach::Skip(format!("{what}, skipped"))
             }
@@ -217,7 +219,8 @@ mod tests {
         assert!(a.starts_with("kvmark_redis_7_"), "{a}");
         assert!(a.len() <= 63, "{a}");
         assert!(
-            a.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+            a.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
             "{a}"
         );
     }

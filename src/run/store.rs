@@ -196,7 +196,14 @@ mod tests {
         bad.set("nope", "1");
         let e = OpenStore::open(&skiplist::INFO, &bad, None, false, None).err().unwrap();
         let option = e.option.as_deref().expect("the refused option, as data");
-        assert_eq!((option.engine.as_str(), option.key.as_deref()), ("skiplist", Some("nope")));
-        assert!(e.message.starts_with("cannot open skiplist: unknown option 'nope'"), "{}", e.message);
+        assert_eq!(
+            (option.engine.as_str(), option.key.as_deref()),
+            ("skiplist", Some("nope"))
+        );
+        assert!(
+            e.message.starts_with("cannot open skiplist: unknown option 'nope'"),
+            "{}",
+            e.message
+        );
     }
 }

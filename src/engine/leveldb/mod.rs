@@ -271,7 +271,6 @@ impl Store for LevelStore {
     fn stats(&self) -> Vec<(String, f64)> {
         stats::stats(self.handles.db)
     }
-    }
 
     fn close(self: Box<Self>) -> EngineResult<()> {
         let handles = unshare(ENGINE, self.handles)?;

@@ -325,7 +325,6 @@ impl Session for RocksSession {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,7 +32,7 @@ pub(super) struct Settings {
     pub(super) isolation: IsolationLevel,
 }
 
-fn compression_name(c: CompressionAlgorithm) -> &'static str {
+pub(super) fn compression_name(c: CompressionAlgorithm) -> &'static str {
     match c {
         CompressionAlgorithm::None => "none",
         CompressionAlgorithm::Snappy => "snappy",

@@ -324,4 +324,3 @@ impl Session for TidesSession {
 fn version() -> String {
     format!("TidesDB {}", tidesdb::TIDESDB_LINKED_VERSION)
 }
-

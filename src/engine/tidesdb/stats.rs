@@ -1,6 +1,8 @@
 //! TidesDB's internals for the timeline, from its stats API.
 
-use tidesdb::{ColumnFamily, TidesDB};
+use tidesdb::{ColumnFamily, CompressionAlgorithm, TidesDB};
+
+use super::knobs::compression_name;
 
 /// Everything TidesDB's stats API reports: database, cache, stall, I/O, encoding and
 /// column family (per level) figures.
@@ -153,4 +155,3 @@ pub(super) fn stats(db: &TidesDB, cf: &ColumnFamily<'_>) -> Vec<(String, f64)> {
     }
     out
 }
-
