@@ -14,6 +14,10 @@
 //! ]);
 //! ```
 //!
+//! A check across knobs goes after the rows, `KnobTable::<Settings>::new(..)
+//! .with_check(..)` (the turbofish: a method call's receiver does not learn `S` from
+//! the static's type, and the setters' closures need it).
+//!
 //! An engine whose library parses its own options (RocksDB's option strings)
 //! implements [`KnobSet`] itself instead of declaring a table.
 
@@ -78,11 +82,6 @@ impl<S: 'static> KnobTable<S> {
             check: Some(check),
             ..self
         }
-    }
-
-    /// The rows, in order.
-    pub fn rows(&self) -> &'static [KnobDef<S>] {
-        self.rows
     }
 
     /// The settings `options` ask for. Every key is checked against the table before
