@@ -118,14 +118,9 @@ fn plot_dirs(args: &PlotArgs) -> u8 {
 pub fn engines_listing() -> String {
     let mut s = String::new();
     for e in engine::registry() {
-        let kind = if e.persistent {
-            "persistent (needs --data-dir)"
-        } else {
-            "in-memory"
-        };
         s.push_str(&format!("{}\n", e.name));
         s.push_str(&format!("  {}\n", e.description));
-        s.push_str(&format!("  storage:  {kind}\n"));
+        s.push_str(&format!("  storage:  {}\n", e.storage.label()));
         s.push_str(&format!("  library:  {}\n", (e.version)()));
         s.push_str(&format!("  append:   {}\n", e.append.label()));
         let del = if e.del_reports_existence {
@@ -140,7 +135,7 @@ pub fn engines_listing() -> String {
             "mput/mdel apply key by key (each key atomic, not the batch)"
         };
         s.push_str(&format!("  batches:  {batches}\n"));
-        let knobs = (e.knobs)();
+        let knobs = e.knobs.list();
         if knobs.is_empty() {
             s.push_str("  knobs:    none\n");
         } else {

@@ -513,7 +513,7 @@ impl RunArgs {
             )));
         }
         if self.data_dir.is_none()
-            && let Some(e) = engines.iter().find(|e| e.persistent)
+            && let Some(e) = engines.iter().find(|e| e.storage.on_disk())
         {
             return Err(usage(format!(
                 "engine {} stores data on disk: give --data-dir DIR on the disk you mean to benchmark \
@@ -530,19 +530,9 @@ impl RunArgs {
                 option_origins.insert((name.clone(), k.to_string()), format!("--engine-opt {name}.{k}"));
             }
         }
-        engine::validate_options(&engine_options).map_err(|e| {
-            // Trace each option the message quotes to where it was set (a config
-            // file's line or the flag).
-            let origins: Vec<String> = option_origins
-                .iter()
-                .filter(|((_, k), origin)| !origin.starts_with("--") && e.message.contains(&format!("'{k}'")))
-                .map(|((_, k), origin)| format!("{k} is set at {origin}"))
-                .collect();
-            match origins.is_empty() {
-                true => usage(e.message),
-                false => usage(format!("{} ({})", e.message, origins.join("; "))),
-            }
-        })?;
+        // A refused option is traced to where it was set (a config file's line or
+        // the flag).
+        engine::validate_options(&engine_options).map_err(|e| usage(e.traced(&e.message, &option_origins)))?;
         let timeline = match (self.timeline, self.no_timeline) {
             (_, true) | (None, _) => None,
             (Some(s), false) if timeline_ok(s) => Some(Duration::from_secs_f64(s)),

@@ -8,11 +8,11 @@ use std::path::Path;
 
 use common::*;
 
-/// Names of the compiled-in persistent engines.
+/// Names of the compiled-in engines that keep their data on disk.
 fn persistent() -> Vec<&'static str> {
     kvmark::engine::registry()
         .into_iter()
-        .filter(|e| e.persistent)
+        .filter(|e| e.storage.on_disk())
         .map(|e| e.name)
         .collect()
 }
@@ -193,6 +193,49 @@ fn bad_engine_options_stop_the_run_before_it_starts() {
 }
 
 #[test]
+fn a_bad_engine_value_in_a_config_file_names_its_line() {
+    // The message quotes the value, not the key: the key travels as data.
+    if kvmark::engine::find("lmdb").is_none() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let cnf = data.path().join("e.cnf");
+    std::fs::write(
+        &cnf,
+        format!(
+            "[bench]\nbackend = lmdb\ndata_dir = {}\nops = 5\n\n[lmdb]\nmap_size = 1G\nsync = maybe\n",
+            data.path().display()
+        ),
+    )
+    .unwrap();
+    let o = kvmark(&["--config", cnf.to_str().unwrap(), &bundled("mixed.lua")]);
+    assert_exit(&o, 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains("engine lmdb: option sync = 'maybe': expected one of full, nometasync, nosync"),
+        "{err}"
+    );
+    assert!(err.contains(&format!("(sync is set at {}:8)", cnf.display())), "{err}");
+    assert!(stdout(&o).is_empty(), "ran anyway");
+    assert!(stores_in(data.path()).is_empty());
+
+    // The flag overrides the file, and the error says so.
+    let o = kvmark(&[
+        "--config",
+        cnf.to_str().unwrap(),
+        "--engine-opt",
+        "lmdb.sync=sometimes",
+        &bundled("mixed.lua"),
+    ]);
+    assert_exit(&o, 2);
+    let err = stderr(&o);
+    assert!(
+        err.contains("option sync = 'sometimes'") && err.contains("(sync is set by --engine-opt lmdb.sync)"),
+        "{err}"
+    );
+}
+
+#[test]
 fn rocksdb_takes_any_rocksdb_option_string_including_nested_ones() {
     if kvmark::engine::find("rocksdb").is_none() {
         return;
@@ -278,14 +321,14 @@ fn engines_lists_every_engine_with_version_and_knobs() {
         for field in ["  library:  ", "  append:   ", "  del:      ", "  batches:  "] {
             assert!(block.contains(field), "{n}: no '{field}' in\n{block}");
         }
-        let storage = if engine.persistent {
-            "persistent (needs --data-dir)"
-        } else {
-            "in-memory"
+        let storage = match engine.storage {
+            kvmark::engine::StorageKind::Disk => "persistent (needs --data-dir)".to_string(),
+            kvmark::engine::StorageKind::Memory => "in-memory".to_string(),
+            other => other.label(),
         };
-        assert!(block.contains(storage), "{n}: {block}");
+        assert!(block.contains(&format!("  storage:  {storage}\n")), "{n}: {block}");
         assert!(block.contains(&(engine.version)()), "{n}: version missing\n{block}");
-        for knob in (engine.knobs)() {
+        for knob in engine.knobs.list() {
             let line = format!("    {:<32} default {}", knob.name, knob.default);
             assert!(block.contains(&line), "{n}: knob line '{line}' missing\n{block}");
         }
@@ -344,14 +387,14 @@ fn the_parity_sample_lists_every_knob_and_its_sections_are_valid_options() {
             all.set(k.clone(), v.clone());
         }
         assert!(!active.is_empty(), "{name}: no active parity overrides");
-        if let Err(e) = (engine.validate)(&active) {
+        if let Err(e) = engine.validate(&active) {
             panic!("{name}: the sample's active options are refused: {e}");
         }
         // Uncommenting any listed default must be accepted too.
-        if let Err(e) = (engine.validate)(&all) {
+        if let Err(e) = engine.validate(&all) {
             panic!("{name}: the sample's listed defaults are refused: {e}");
         }
-        for knob in (engine.knobs)() {
+        for knob in engine.knobs.list() {
             let listed = match knob.name.strip_prefix("block_based_table_factory={") {
                 Some(table) => text.contains(&format!(";   {}=", table.trim_end_matches('}'))),
                 None => entries.iter().any(|(s, k, _, _)| s == name && *k == knob.name),
@@ -415,7 +458,8 @@ fn the_timeline_samples_store_size_and_engine_internals_of_every_persistent_engi
             let info = kvmark::engine::find(engine).unwrap();
             let dir = tempfile::tempdir().unwrap();
             let options = kvmark::engine::EngineOptions::new();
-            let req = kvmark::engine::OpenRequest::new(Some(dir.path().to_path_buf()), &options);
+            let place = kvmark::engine::StorePlace::Dir(dir.path().to_path_buf());
+            let req = kvmark::engine::OpenRequest::new(place, &options);
             let store = (info.open)(&req).unwrap_or_else(|e| panic!("{engine}: {e}"));
             let names = store.stats().into_iter().map(|(n, _)| n).collect();
             store.close().unwrap();

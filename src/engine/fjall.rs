@@ -21,37 +21,28 @@ use fjall::{
     Readable,
 };
 
-use super::options::{format_size, parse_choice, parse_num, parse_size};
+use super::options::format_size;
 use super::versions::crate_version;
 use super::{
-    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ReadBuf,
-    ScanFn, Session, Store, Values, fits_cap,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineResult, Existed, KnobDef, KnobTable, OpenRequest, ReadBuf,
+    ScanFn, Session, StorageKind, Store, Values, fits_cap, unshare,
 };
 
 /// Registry entry.
 pub static INFO: EngineInfo = EngineInfo {
-    name: "fjall",
-    persistent: true,
+    name: ENGINE,
+    storage: StorageKind::Disk,
     description: "fjall pure-Rust LSM tree, through its optimistic-transaction database",
     append: AppendMethod::ReadModifyWrite,
     del_reports_existence: false,
     atomic_batches: true,
     version,
-    knobs,
-    validate,
+    knobs: &KNOBS,
     open,
 };
 
 const ENGINE: &str = "fjall";
 const KEYSPACE: &str = "kv";
-const KEYS: &[&str] = &[
-    "cache_size",
-    "max_memtable_size",
-    "max_journaling_size",
-    "worker_threads",
-    "persist",
-    "compression",
-];
 const PERSIST: &[&str] = &["buffer", "none", "sync_data", "sync_all"];
 
 // fjall's defaults (Config::new and KeyspaceCreateOptions::default); the crate has no
@@ -67,7 +58,7 @@ fn default_workers() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from).min(4)
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Settings {
     cache_size: Option<u64>,
     max_memtable_size: Option<u64>,
@@ -78,56 +69,69 @@ struct Settings {
     compression_off: bool,
 }
 
-fn settings(options: &EngineOptions) -> EngineResult<Settings> {
-    options.check_known(ENGINE, KEYS)?;
-    let mut s = Settings {
-        cache_size: None,
-        max_memtable_size: None,
-        max_journaling_size: None,
-        worker_threads: None,
-        persist: None,
-        compression_off: false,
-    };
-    for (key, value) in options.iter() {
-        match key {
-            "cache_size" => s.cache_size = Some(parse_size(ENGINE, key, value)?),
-            "max_memtable_size" => s.max_memtable_size = Some(parse_size(ENGINE, key, value)?),
-            "max_journaling_size" => {
-                let n = parse_size(ENGINE, key, value)?;
+static KNOBS: KnobTable<Settings> = KnobTable::new(
+    ENGINE,
+    Settings::default,
+    &[
+        KnobDef {
+            name: "cache_size",
+            help: "block cache",
+            default: || format_size(DEFAULT_CACHE),
+            set: |s, v| v.size().map(|n| s.cache_size = Some(n)),
+        },
+        KnobDef {
+            name: "max_memtable_size",
+            help: "memtable size before it is sealed and flushed",
+            default: || format_size(DEFAULT_MEMTABLE),
+            set: |s, v| v.size().map(|n| s.max_memtable_size = Some(n)),
+        },
+        KnobDef {
+            name: "max_journaling_size",
+            help: "journal size that forces memtable flushes (at least 64M)",
+            default: || format_size(DEFAULT_JOURNALING),
+            set: |s, v| {
+                let n = v.size()?;
                 if n < MIN_JOURNALING {
-                    return Err(EngineError::other(format!(
-                        "engine {ENGINE}: option max_journaling_size = '{value}': fjall needs at least 64M"
-                    )));
+                    return Err(v.refuse("fjall needs at least 64M"));
                 }
                 s.max_journaling_size = Some(n);
-            }
-            "worker_threads" => {
-                let n: usize = parse_num(ENGINE, key, value)?;
-                if n == 0 {
-                    return Err(EngineError::other(format!(
-                        "engine {ENGINE}: option worker_threads = '{value}': give at least 1"
-                    )));
+                Ok(())
+            },
+        },
+        KnobDef {
+            name: "worker_threads",
+            help: "flush and compaction threads (fjall: the core count, at most 4)",
+            default: || default_workers().to_string(),
+            set: |s, v| match v.num::<usize>()? {
+                0 => Err(v.refuse("give at least 1")),
+                n => {
+                    s.worker_threads = Some(n);
+                    Ok(())
                 }
-                s.worker_threads = Some(n);
-            }
-            "persist" => {
-                s.persist = Some(match parse_choice(ENGINE, key, value, PERSIST)? {
+            },
+        },
+        KnobDef {
+            name: "persist",
+            help: "per commit: buffer (to the OS), none (stay in the journal buffer), sync_data, sync_all",
+            default: || "buffer".to_string(),
+            set: |s, v| {
+                s.persist = Some(match v.choice(PERSIST)? {
                     "none" => None,
                     "sync_data" => Some(PersistMode::SyncData),
                     "sync_all" => Some(PersistMode::SyncAll),
                     _ => Some(PersistMode::Buffer),
-                })
-            }
-            "compression" => s.compression_off = parse_choice(ENGINE, key, value, &["lz4", "none"])? == "none",
-            _ => {}
-        }
-    }
-    Ok(s)
-}
-
-fn validate(options: &EngineOptions) -> EngineResult<()> {
-    settings(options).map(drop)
-}
+                });
+                Ok(())
+            },
+        },
+        KnobDef {
+            name: "compression",
+            help: "lz4 (fjall's default: LZ4 on the deeper levels) or none",
+            default: || "lz4".to_string(),
+            set: |s, v| v.choice(&["lz4", "none"]).map(|c| s.compression_off = c == "none"),
+        },
+    ],
+);
 
 fn err(e: fjall::Error) -> EngineError {
     EngineError::other(format!("fjall: {e}"))
@@ -138,11 +142,8 @@ fn conflict(_: Conflict) -> EngineError {
 }
 
 fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
-    let dir = req
-        .dir
-        .as_deref()
-        .ok_or_else(|| EngineError::other("engine fjall stores data on disk and needs a directory"))?;
-    let s = settings(req.options)?;
+    let dir = req.dir(ENGINE)?;
+    let s = KNOBS.parse(req.options)?;
     let mut builder = OptimisticTxDatabase::builder(dir);
     if let Some(n) = s.cache_size {
         builder = builder.cache_size(n);
@@ -253,12 +254,7 @@ impl Store for FjallStore {
     }
 
     fn close(self: Box<Self>) -> EngineResult<()> {
-        let shared = Arc::try_unwrap(self.shared).map_err(|s| {
-            EngineError::other(format!(
-                "fjall: cannot close, {} session(s) still open",
-                Arc::strong_count(&s) - 1
-            ))
-        })?;
+        let shared = unshare(ENGINE, self.shared)?;
         // Commits may still sit in the journal's buffer: write them out, as closing
         // promises.
         shared.db.persist(PersistMode::SyncAll).map_err(err)?;
@@ -377,49 +373,10 @@ fn version() -> String {
     crate_version("fjall")
 }
 
-fn knobs() -> Vec<Knob> {
-    vec![
-        Knob::new("cache_size", format_size(DEFAULT_CACHE), "block cache"),
-        Knob::new(
-            "max_memtable_size",
-            format_size(DEFAULT_MEMTABLE),
-            "memtable size before it is sealed and flushed",
-        ),
-        Knob::new(
-            "max_journaling_size",
-            format_size(DEFAULT_JOURNALING),
-            "journal size that forces memtable flushes (at least 64M)",
-        ),
-        Knob::new(
-            "worker_threads",
-            default_workers().to_string(),
-            "flush and compaction threads (fjall: the core count, at most 4)",
-        ),
-        Knob::new(
-            "persist",
-            "buffer",
-            "per commit: buffer (to the OS), none (stay in the journal buffer), sync_data, sync_all",
-        ),
-        Knob::new(
-            "compression",
-            "lz4",
-            "lz4 (fjall's default: LZ4 on the deeper levels) or none",
-        ),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn knobs_are_valid_values() {
-        let mut o = EngineOptions::new();
-        for k in knobs() {
-            o.set(k.name.to_string(), k.default.clone());
-        }
-        validate(&o).unwrap();
-    }
+    use crate::engine::{EngineOptions, KnobSet};
 
     #[test]
     fn values_that_would_make_fjall_panic_are_refused() {
@@ -430,7 +387,7 @@ mod tests {
         ] {
             let mut o = EngineOptions::new();
             o.set(k, v);
-            let e = validate(&o).unwrap_err();
+            let e = KNOBS.validate(&o).unwrap_err();
             assert!(e.message.contains("fjall") && e.message.contains(k), "{}", e.message);
         }
         assert!(version().starts_with("fjall "), "{}", version());

@@ -17,28 +17,26 @@ use std::sync::Arc;
 use heed::types::Bytes;
 use heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions, WithTls};
 
-use super::options::{format_size, parse_bool, parse_choice, parse_num, parse_size};
+use super::options::format_size;
 use super::{
-    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ReadBuf,
-    ScanFn, Session, Store, Values, fits_cap,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineResult, Existed, KnobDef, KnobTable, OpenRequest, ReadBuf,
+    ScanFn, Session, StorageKind, Store, Values, fits_cap, unshare,
 };
 
 /// Registry entry.
 pub static INFO: EngineInfo = EngineInfo {
-    name: "lmdb",
-    persistent: true,
+    name: ENGINE,
+    storage: StorageKind::Disk,
     description: "LMDB memory-mapped B+tree (bundled C library via heed); one writer at a time",
     append: AppendMethod::ReadModifyWrite,
     del_reports_existence: true,
     atomic_batches: true,
     version,
-    knobs,
-    validate,
+    knobs: &KNOBS,
     open,
 };
 
 const ENGINE: &str = "lmdb";
-const KEYS: &[&str] = &["map_size", "sync", "write_map", "no_read_ahead", "max_readers"];
 const SYNCS: &[&str] = &["full", "nometasync", "nosync"];
 
 /// kvmark's map size: LMDB's own default (10 MiB) is far too small to benchmark, and a
@@ -55,52 +53,63 @@ struct Settings {
     max_readers: u32,
 }
 
-fn settings(options: &EngineOptions) -> EngineResult<Settings> {
-    options.check_known(ENGINE, KEYS)?;
-    let mut s = Settings {
+static KNOBS: KnobTable<Settings> = KnobTable::new(
+    ENGINE,
+    || Settings {
         map_size: DEFAULT_MAP_SIZE as usize,
         flags: EnvFlags::empty(),
         max_readers: DEFAULT_MAX_READERS,
-    };
-    for (key, value) in options.iter() {
-        match key {
-            "map_size" => {
-                let n = parse_size(ENGINE, key, value)?;
-                s.map_size = usize::try_from(n).map_err(|_| {
-                    EngineError::other(format!("engine {ENGINE}: option map_size = '{value}' is too large"))
-                })?;
-            }
-            "sync" => {
+    },
+    &[
+        KnobDef {
+            name: "map_size",
+            help: "largest the store may grow (address space; kvmark's default, LMDB's own is 10M)",
+            default: || format_size(DEFAULT_MAP_SIZE),
+            set: |s, v| v.size_usize().map(|n| s.map_size = n),
+        },
+        KnobDef {
+            name: "sync",
+            help: "commit durability: full (fsync data and meta), nometasync or nosync",
+            default: || "full".to_string(),
+            set: |s, v| {
+                let flag = match v.choice(SYNCS)? {
+                    "nosync" => EnvFlags::NO_SYNC,
+                    "nometasync" => EnvFlags::NO_META_SYNC,
+                    _ => EnvFlags::empty(),
+                };
                 s.flags.remove(EnvFlags::NO_SYNC | EnvFlags::NO_META_SYNC);
-                match parse_choice(ENGINE, key, value, SYNCS)? {
-                    "nosync" => s.flags.insert(EnvFlags::NO_SYNC),
-                    "nometasync" => s.flags.insert(EnvFlags::NO_META_SYNC),
-                    _ => {}
-                }
-            }
-            "write_map" => s.flags.set(EnvFlags::WRITE_MAP, parse_bool(ENGINE, key, value)?),
-            "no_read_ahead" => s.flags.set(EnvFlags::NO_READ_AHEAD, parse_bool(ENGINE, key, value)?),
-            "max_readers" => s.max_readers = parse_num(ENGINE, key, value)?,
-            _ => {}
-        }
-    }
-    Ok(s)
-}
-
-fn validate(options: &EngineOptions) -> EngineResult<()> {
-    settings(options).map(drop)
-}
+                s.flags.insert(flag);
+                Ok(())
+            },
+        },
+        KnobDef {
+            name: "write_map",
+            help: "write through a writable memory map (MDB_WRITEMAP)",
+            default: || "0".to_string(),
+            set: |s, v| v.bool().map(|b| s.flags.set(EnvFlags::WRITE_MAP, b)),
+        },
+        KnobDef {
+            name: "no_read_ahead",
+            help: "turn off OS read-ahead (MDB_NORDAHEAD), for random reads of stores larger than RAM",
+            default: || "0".to_string(),
+            set: |s, v| v.bool().map(|b| s.flags.set(EnvFlags::NO_READ_AHEAD, b)),
+        },
+        KnobDef {
+            name: "max_readers",
+            help: "reader slots: concurrent reading threads",
+            default: || DEFAULT_MAX_READERS.to_string(),
+            set: |s, v| v.num().map(|n| s.max_readers = n),
+        },
+    ],
+);
 
 fn err(e: heed::Error) -> EngineError {
     EngineError::other(format!("lmdb: {e}"))
 }
 
 fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
-    let dir = req
-        .dir
-        .as_deref()
-        .ok_or_else(|| EngineError::other("engine lmdb stores data on disk and needs a directory"))?;
-    let s = settings(req.options)?;
+    let dir = req.dir(ENGINE)?;
+    let s = KNOBS.parse(req.options)?;
     let mut builder = EnvOpenOptions::new();
     builder.map_size(s.map_size).max_readers(s.max_readers).max_dbs(1);
     // SAFETY: the flags trade durability for speed (NO_SYNC, NO_META_SYNC) or map the
@@ -178,12 +187,7 @@ impl Store for LmdbStore {
     }
 
     fn close(self: Box<Self>) -> EngineResult<()> {
-        let shared = Arc::try_unwrap(self.shared).map_err(|s| {
-            EngineError::other(format!(
-                "lmdb: cannot close, {} session(s) still open",
-                Arc::strong_count(&s) - 1
-            ))
-        })?;
+        let shared = unshare(ENGINE, self.shared)?;
         // Under nosync/nometasync the last commits may only be in the page cache: make
         // them durable, as closing promises.
         shared.env.force_sync().map_err(err)?;
@@ -322,47 +326,22 @@ fn version() -> String {
     format!("LMDB {}.{}.{}", v.major, v.minor, v.patch)
 }
 
-fn knobs() -> Vec<Knob> {
-    vec![
-        Knob::new(
-            "map_size",
-            format_size(DEFAULT_MAP_SIZE),
-            "largest the store may grow (address space; kvmark's default, LMDB's own is 10M)",
-        ),
-        Knob::new(
-            "sync",
-            "full",
-            "commit durability: full (fsync data and meta), nometasync or nosync",
-        ),
-        Knob::new("write_map", "0", "write through a writable memory map (MDB_WRITEMAP)"),
-        Knob::new(
-            "no_read_ahead",
-            "0",
-            "turn off OS read-ahead (MDB_NORDAHEAD), for random reads of stores larger than RAM",
-        ),
-        Knob::new(
-            "max_readers",
-            DEFAULT_MAX_READERS.to_string(),
-            "reader slots: concurrent reading threads",
-        ),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::{EngineOptions, KnobSet};
 
     #[test]
     fn knobs_parse_and_refuse() {
         let mut o = EngineOptions::new();
         o.set("map_size", "1G");
         o.set("sync", "nosync");
-        let s = settings(&o).unwrap();
+        let s = KNOBS.parse(&o).unwrap();
         assert_eq!(s.map_size, 1 << 30);
         assert!(s.flags.contains(EnvFlags::NO_SYNC));
         let mut o = EngineOptions::new();
         o.set("mapsize", "1G");
-        let e = validate(&o).unwrap_err();
+        let e = KNOBS.validate(&o).unwrap_err();
         assert!(
             e.message.contains("lmdb") && e.message.contains("mapsize"),
             "{}",

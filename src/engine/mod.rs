@@ -8,11 +8,20 @@
 //!   per-thread state (connections, transactions, scratch buffers) needs no lock.
 //!
 //! Keys and values are byte strings; keys order by unsigned bytewise comparison.
+//!
+//! An engine is one file (or one directory module) declaring its `INFO`: its
+//! [`StorageKind`] (memory, a directory on a disk, a namespace on a server), its knob
+//! table ([`KnobTable`]: one row per knob, from which `kvmark engines`, validation
+//! and the parse at open all derive) and its `open`. Shared helpers own what every
+//! engine would repeat: [`OpenRequest::dir`] (the directory check) and [`unshare`]
+//! (closing while sessions are open is refused).
 
+pub mod knobs;
 pub mod options;
 mod readbuf;
 pub mod sim;
 pub mod skiplist;
+pub mod storage;
 mod versions;
 
 #[cfg(feature = "fjall")]
@@ -33,10 +42,13 @@ pub mod tidesdb;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::Path;
+use std::sync::Arc;
 
-pub use options::EngineOptions;
+pub use knobs::{KnobDef, KnobSet, KnobTable, KnobValue};
+pub use options::{EngineOptions, OptionError, OptionOrigins};
 pub use readbuf::ReadBuf;
+pub use storage::{ServerKind, StorageKind, StorePlace};
 
 /// Why an engine call failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +67,9 @@ pub struct EngineError {
     pub kind: ErrorKind,
     /// The engine's own message.
     pub message: String,
+    /// The option to blame, when the engine refused one of its options (at open):
+    /// the engine and the key as data, to trace to where the option was set.
+    pub option: Option<Box<OptionError>>,
 }
 
 impl EngineError {
@@ -63,6 +78,7 @@ impl EngineError {
         EngineError {
             kind: ErrorKind::Other,
             message: message.into(),
+            option: None,
         }
     }
 
@@ -71,6 +87,33 @@ impl EngineError {
         EngineError {
             kind: ErrorKind::Busy,
             message: message.into(),
+            option: None,
+        }
+    }
+
+    /// The message with `context` before it (the option to blame is kept).
+    pub fn context(self, context: impl fmt::Display) -> Self {
+        EngineError {
+            message: format!("{context}: {}", self.message),
+            ..self
+        }
+    }
+
+    /// The message, followed by where the blamed option was set when there is one.
+    pub fn traced(&self, origins: &OptionOrigins) -> String {
+        match &self.option {
+            Some(o) => o.traced(&self.message, origins),
+            None => self.message.clone(),
+        }
+    }
+}
+
+impl From<OptionError> for EngineError {
+    fn from(e: OptionError) -> Self {
+        EngineError {
+            kind: ErrorKind::Other,
+            message: e.message.clone(),
+            option: Some(Box::new(e)),
         }
     }
 }
@@ -366,8 +409,9 @@ pub trait Store: Send + Sync {
 /// Where and how to open a store.
 #[derive(Debug, Clone)]
 pub struct OpenRequest<'a> {
-    /// A fresh, empty directory for a persistent engine; None for in-memory engines.
-    pub dir: Option<PathBuf>,
+    /// Where the store lives, made fresh for it by the engine's [`StorageKind`]: a
+    /// directory for a disk engine, a namespace name for a server engine.
+    pub place: StorePlace,
     /// Options for this engine, from `--engine-opt` or its config section.
     pub options: &'a EngineOptions,
     /// The longest value an append may make (`--max-value-bytes`); None: no cap.
@@ -375,14 +419,50 @@ pub struct OpenRequest<'a> {
 }
 
 impl<'a> OpenRequest<'a> {
-    /// A request for `dir` with `options` and the default value cap.
-    pub fn new(dir: Option<PathBuf>, options: &'a EngineOptions) -> Self {
+    /// A request for a store at `place` with `options` and the default value cap.
+    pub fn new(place: StorePlace, options: &'a EngineOptions) -> Self {
         OpenRequest {
-            dir,
+            place,
             options,
             max_value_bytes: Some(DEFAULT_MAX_VALUE_BYTES),
         }
     }
+
+    /// A request for an in-memory store with `options` and the default value cap.
+    pub fn memory(options: &'a EngineOptions) -> Self {
+        OpenRequest::new(StorePlace::Memory, options)
+    }
+
+    /// The store's directory, or the error a disk engine gives when it has none.
+    pub fn dir(&self, engine: &str) -> EngineResult<&Path> {
+        match &self.place {
+            StorePlace::Dir(dir) => Ok(dir),
+            _ => Err(EngineError::other(format!(
+                "engine {engine} stores data on disk and needs a directory"
+            ))),
+        }
+    }
+
+    /// The store's namespace name, or the error a server engine gives when it has none.
+    pub fn namespace(&self, engine: &str) -> EngineResult<&str> {
+        match &self.place {
+            StorePlace::Namespace(name) => Ok(name),
+            _ => Err(EngineError::other(format!(
+                "engine {engine} stores data on a server and needs a namespace name"
+            ))),
+        }
+    }
+}
+
+/// Takes an engine's shared state back from its `Arc` when the store closes; refuses,
+/// naming the engine, while any session still holds a reference.
+pub fn unshare<T>(engine: &str, shared: Arc<T>) -> EngineResult<T> {
+    Arc::try_unwrap(shared).map_err(|s| {
+        EngineError::other(format!(
+            "{engine}: cannot close, {} session(s) still open",
+            Arc::strong_count(&s) - 1
+        ))
+    })
 }
 
 /// Whether a value of `current` bytes may grow by `suffix` bytes under `cap`.
@@ -395,8 +475,9 @@ pub fn fits_cap(cap: Option<u64>, current: usize, suffix: usize) -> bool {
 pub struct EngineInfo {
     /// Name used by `--backend`.
     pub name: &'static str,
-    /// True when the engine stores data on disk and so needs `--data-dir`.
-    pub persistent: bool,
+    /// Where the engine keeps its data: memory, a directory on a disk (`--data-dir`),
+    /// or a namespace on a server.
+    pub storage: StorageKind,
     /// One line for `kvmark engines`.
     pub description: &'static str,
     /// How `append` is implemented.
@@ -408,14 +489,21 @@ pub struct EngineInfo {
     pub atomic_batches: bool,
     /// The linked library's version.
     pub version: fn() -> String,
-    /// Every knob with its default.
-    pub knobs: fn() -> Vec<Knob>,
-    /// Checks options without opening anything, so bad keys and values are refused
-    /// before a run starts. Messages name the engine and the key.
-    pub validate: fn(&EngineOptions) -> EngineResult<()>,
-    /// Opens a store. Unknown option keys must be refused with a message naming the
-    /// engine and the key.
+    /// The engine's knobs: its static [`KnobTable`] (or, for an engine whose library
+    /// parses its own options, its own [`KnobSet`]). Lists them for `kvmark engines`
+    /// and checks options before a run, refusing bad keys and values with an
+    /// [`OptionError`] naming the engine and the key.
+    pub knobs: &'static dyn KnobSet,
+    /// Opens a store at `req.place`. Options are parsed by the same knob table, so
+    /// they are refused at open as they are by validation.
     pub open: fn(&OpenRequest<'_>) -> EngineResult<Box<dyn Store>>,
+}
+
+impl EngineInfo {
+    /// Checks options without opening anything ([`KnobSet::validate`]).
+    pub fn validate(&self, options: &EngineOptions) -> Result<(), OptionError> {
+        self.knobs.validate(options)
+    }
 }
 
 impl fmt::Debug for EngineInfo {
@@ -449,16 +537,20 @@ pub fn registry() -> Vec<&'static EngineInfo> {
 /// Validates every engine's options (from `--engine-opt` or config sections) before a
 /// run, so a typo stops kvmark at once instead of failing every point. Options for an
 /// engine that is not compiled in are refused too.
-pub fn validate_options(options: &BTreeMap<String, EngineOptions>) -> EngineResult<()> {
+pub fn validate_options(options: &BTreeMap<String, EngineOptions>) -> Result<(), OptionError> {
     for (name, opts) in options {
         match find(name) {
-            Some(engine) => (engine.validate)(opts)?,
+            Some(engine) => engine.validate(opts)?,
             None => {
                 let names: Vec<&str> = registry().iter().map(|e| e.name).collect();
-                return Err(EngineError::other(format!(
-                    "options given for unknown engine '{name}' (compiled in: {})",
-                    names.join(", ")
-                )));
+                return Err(OptionError {
+                    engine: name.clone(),
+                    key: None,
+                    message: format!(
+                        "options given for unknown engine '{name}' (compiled in: {})",
+                        names.join(", ")
+                    ),
+                });
             }
         }
     }

@@ -1,10 +1,90 @@
-//! Engine options: ordered key/value pairs handed to an engine when it opens, and the
-//! shared parsers engines use for their values (sizes, booleans, numbers, choices), so
-//! every engine words a bad value the same way: engine, key, value, what to write.
+//! Engine options: ordered key/value pairs handed to an engine when it opens, the one
+//! error type for a refused option ([`OptionError`], which names the engine and the
+//! key as data), and the shared parsers engines use for their values (sizes, booleans,
+//! numbers, choices), so every engine words a bad value the same way: engine, key,
+//! value, what to write.
 
+use std::collections::BTreeMap;
+use std::fmt;
 use std::str::FromStr;
 
-use super::{EngineError, EngineResult};
+/// Where each engine option was set: (engine, key) to a config file's "FILE:LINE" or
+/// the `--engine-opt ENGINE.KEY` flag that set it.
+pub type OptionOrigins = BTreeMap<(String, String), String>;
+
+/// An engine refused its options. The engine and the key to blame are fields, so the
+/// error can be traced to where the option was set ([`OptionError::traced`]) without
+/// matching its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionError {
+    /// The engine whose options these are.
+    pub engine: String,
+    /// The key to blame; None when no single key is (RocksDB refusing a combination,
+    /// options for an engine that is not compiled in).
+    pub key: Option<String>,
+    /// The whole message, naming the engine (and the key when there is one).
+    pub message: String,
+}
+
+impl OptionError {
+    /// `key` of `engine` refused: "engine ENGINE: DETAIL".
+    pub fn new(engine: &str, key: Option<&str>, detail: impl fmt::Display) -> Self {
+        OptionError {
+            engine: engine.to_string(),
+            key: key.map(str::to_string),
+            message: format!("engine {engine}: {detail}"),
+        }
+    }
+
+    /// A value `key = value` refused: "engine ENGINE: option KEY = 'VALUE': DETAIL".
+    pub fn bad_value(engine: &str, key: &str, value: &str, detail: impl fmt::Display) -> Self {
+        OptionError::new(engine, Some(key), format_args!("option {key} = '{value}': {detail}"))
+    }
+
+    /// A key the engine does not have; `known` lists the keys it has.
+    pub fn unknown(engine: &str, key: &str, known: &[&str]) -> Self {
+        let hint = if known.is_empty() {
+            format!("{engine} takes no options")
+        } else {
+            format!("known keys: {}", known.join(", "))
+        };
+        // The sentence names the engine itself, so it takes no "engine NAME:" prefix.
+        OptionError {
+            engine: engine.to_string(),
+            key: Some(key.to_string()),
+            message: format!("unknown option '{key}' for engine {engine} ({hint}; `kvmark engines` lists every knob)"),
+        }
+    }
+
+    /// Where the blamed key was set, from `origins`: "KEY is set at FILE:LINE" for a
+    /// config file, "KEY is set by --engine-opt ENGINE.KEY" for the flag.
+    pub fn origin(&self, origins: &OptionOrigins) -> Option<String> {
+        let key = self.key.as_ref()?;
+        let origin = origins.get(&(self.engine.clone(), key.clone()))?;
+        Some(if origin.starts_with("--") {
+            format!("{key} is set by {origin}")
+        } else {
+            format!("{key} is set at {origin}")
+        })
+    }
+
+    /// `message` followed by where the blamed key was set, if known: the one place an
+    /// engine-option error is traced to its origin.
+    pub fn traced(&self, message: &str, origins: &OptionOrigins) -> String {
+        match self.origin(origins) {
+            Some(origin) => format!("{message} ({origin})"),
+            None => message.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for OptionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for OptionError {}
 
 /// Options for one engine, in the order they were given (later keys win for engines
 /// that map them; RocksDB-style engines forward them verbatim).
@@ -45,33 +125,22 @@ impl EngineOptions {
     }
 
     /// Refuses any key not in `known`, naming the engine and the key.
-    pub fn check_known(&self, engine: &str, known: &[&str]) -> EngineResult<()> {
-        for (key, _) in &self.pairs {
-            if !known.contains(&key.as_str()) {
-                let hint = if known.is_empty() {
-                    format!("{engine} takes no options")
-                } else {
-                    format!("known keys: {}", known.join(", "))
-                };
-                return Err(EngineError::other(format!(
-                    "unknown option '{key}' for engine {engine} ({hint}; `kvmark engines` lists every knob)"
-                )));
-            }
+    pub fn check_known(&self, engine: &str, known: &[&str]) -> Result<(), OptionError> {
+        match self.pairs.iter().find(|(key, _)| !known.contains(&key.as_str())) {
+            Some((key, _)) => Err(OptionError::unknown(engine, key, known)),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
-fn bad_value(engine: &str, key: &str, value: &str, expected: &str) -> EngineError {
-    EngineError::other(format!(
-        "engine {engine}: option {key} = '{value}': expected {expected}"
-    ))
+fn bad_value(engine: &str, key: &str, value: &str, expected: &str) -> OptionError {
+    OptionError::bad_value(engine, key, value, format_args!("expected {expected}"))
 }
 
 /// Parses a size: a whole number of bytes with an optional K, M, G or T suffix meaning
 /// powers of 1024 (`64M` is 67108864). There is no B suffix: `64MB` is refused, as is
 /// anything else that is not a size, with a message naming the engine and the key.
-pub fn parse_size(engine: &str, key: &str, value: &str) -> EngineResult<u64> {
+pub fn parse_size(engine: &str, key: &str, value: &str) -> Result<u64, OptionError> {
     let v = value.trim();
     let expected = "a size in bytes with an optional K, M, G or T suffix (powers of 1024), for example 64M";
     let (digits, shift) = match v.as_bytes().last() {
@@ -100,7 +169,7 @@ pub fn parse_size(engine: &str, key: &str, value: &str) -> EngineResult<u64> {
 }
 
 /// Parses a boolean: 1/0, true/false, yes/no, on/off (any case).
-pub fn parse_bool(engine: &str, key: &str, value: &str) -> EngineResult<bool> {
+pub fn parse_bool(engine: &str, key: &str, value: &str) -> Result<bool, OptionError> {
     match value.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
@@ -114,7 +183,7 @@ pub fn parse_bool(engine: &str, key: &str, value: &str) -> EngineResult<bool> {
 }
 
 /// Parses a number of type `T` (an integer or a float, as `T` dictates).
-pub fn parse_num<T: FromStr>(engine: &str, key: &str, value: &str) -> EngineResult<T> {
+pub fn parse_num<T: FromStr>(engine: &str, key: &str, value: &str) -> Result<T, OptionError> {
     value.trim().parse().map_err(|_| {
         bad_value(
             engine,
@@ -126,7 +195,7 @@ pub fn parse_num<T: FromStr>(engine: &str, key: &str, value: &str) -> EngineResu
 }
 
 /// Parses one of a closed set of words (any case); returns the matching entry.
-pub fn parse_choice<'c>(engine: &str, key: &str, value: &str, choices: &[&'c str]) -> EngineResult<&'c str> {
+pub fn parse_choice<'c>(engine: &str, key: &str, value: &str, choices: &[&'c str]) -> Result<&'c str, OptionError> {
     let v = value.trim();
     choices
         .iter()

@@ -14,79 +14,85 @@ use std::sync::Arc;
 
 use redb::{Builder, Database, Durability, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 
-use super::options::{format_size, parse_bool, parse_choice, parse_size};
+use super::options::format_size;
 use super::versions::crate_version;
 use super::{
-    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ReadBuf,
-    ScanFn, Session, Store, Values, fits_cap,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineResult, Existed, KnobDef, KnobTable, OpenRequest, ReadBuf,
+    ScanFn, Session, StorageKind, Store, Values, fits_cap, unshare,
 };
 
 /// Registry entry.
 pub static INFO: EngineInfo = EngineInfo {
-    name: "redb",
-    persistent: true,
+    name: ENGINE,
+    storage: StorageKind::Disk,
     description: "redb pure-Rust copy-on-write B-tree; one writer at a time",
     append: AppendMethod::ReadModifyWrite,
     del_reports_existence: true,
     atomic_batches: true,
     version,
-    knobs,
-    validate,
+    knobs: &KNOBS,
     open,
 };
 
 const ENGINE: &str = "redb";
 const FILE: &str = "kv.redb";
 const TABLE: TableDefinition<&[u8], &[u8]> = TableDefinition::new("kv");
-const KEYS: &[&str] = &["cache_size", "durability", "two_phase_commit", "quick_repair"];
 /// redb's default cache size (`Builder::new`).
 const DEFAULT_CACHE: u64 = 1 << 30;
 
 #[derive(Debug, Clone, Copy)]
 struct Settings {
-    cache_size: u64,
+    cache_size: usize,
     durable: bool,
     two_phase: bool,
     quick_repair: bool,
 }
 
-fn settings(options: &EngineOptions) -> EngineResult<Settings> {
-    options.check_known(ENGINE, KEYS)?;
-    let mut s = Settings {
-        cache_size: DEFAULT_CACHE,
+static KNOBS: KnobTable<Settings> = KnobTable::new(
+    ENGINE,
+    || Settings {
+        cache_size: DEFAULT_CACHE as usize,
         durable: true,
         two_phase: false,
         quick_repair: false,
-    };
-    for (key, value) in options.iter() {
-        match key {
-            "cache_size" => s.cache_size = parse_size(ENGINE, key, value)?,
-            "durability" => s.durable = parse_choice(ENGINE, key, value, &["immediate", "none"])? == "immediate",
-            "two_phase_commit" => s.two_phase = parse_bool(ENGINE, key, value)?,
-            "quick_repair" => s.quick_repair = parse_bool(ENGINE, key, value)?,
-            _ => {}
-        }
-    }
-    Ok(s)
-}
-
-fn validate(options: &EngineOptions) -> EngineResult<()> {
-    settings(options).map(drop)
-}
+    },
+    &[
+        KnobDef {
+            name: "cache_size",
+            help: "page cache",
+            default: || format_size(DEFAULT_CACHE),
+            set: |s, v| v.size_usize().map(|n| s.cache_size = n),
+        },
+        KnobDef {
+            name: "durability",
+            help: "immediate (fsync every commit) or none (persisted by the next durable commit)",
+            default: || "immediate".to_string(),
+            set: |s, v| v.choice(&["immediate", "none"]).map(|c| s.durable = c == "immediate"),
+        },
+        KnobDef {
+            name: "two_phase_commit",
+            help: "fsync twice per commit, safe against a crafted crash",
+            default: || "0".to_string(),
+            set: |s, v| v.bool().map(|b| s.two_phase = b),
+        },
+        KnobDef {
+            name: "quick_repair",
+            help: "keep allocator state per commit so recovery is fast",
+            default: || "0".to_string(),
+            set: |s, v| v.bool().map(|b| s.quick_repair = b),
+        },
+    ],
+);
 
 fn err(e: impl Into<redb::Error>) -> EngineError {
     EngineError::other(format!("redb: {}", e.into()))
 }
 
 fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
-    let dir = req
-        .dir
-        .as_deref()
-        .ok_or_else(|| EngineError::other("engine redb stores data on disk and needs a directory"))?;
-    let s = settings(req.options)?;
-    let cache = usize::try_from(s.cache_size).map_err(|_| EngineError::other("redb: cache_size is too large"))?;
+    let dir = req.dir(ENGINE)?;
+    let s = KNOBS.parse(req.options)?;
     let db = Builder::new()
-        .set_cache_size(cache)
+        .set_cache_size(s.cache_size)
         .create(dir.join(FILE))
         .map_err(err)?;
     let shared = Arc::new(Shared {
@@ -164,12 +170,7 @@ impl Store for RedbStore {
     }
 
     fn close(self: Box<Self>) -> EngineResult<()> {
-        let shared = Arc::try_unwrap(self.shared).map_err(|s| {
-            EngineError::other(format!(
-                "redb: cannot close, {} session(s) still open",
-                Arc::strong_count(&s) - 1
-            ))
-        })?;
+        let shared = unshare(ENGINE, self.shared)?;
         if !shared.settings.durable {
             // Non-durable commits persist only with a later durable one: make one, as
             // closing promises.
@@ -305,46 +306,23 @@ fn version() -> String {
     crate_version("redb")
 }
 
-fn knobs() -> Vec<Knob> {
-    vec![
-        Knob::new("cache_size", format_size(DEFAULT_CACHE), "page cache"),
-        Knob::new(
-            "durability",
-            "immediate",
-            "immediate (fsync every commit) or none (persisted by the next durable commit)",
-        ),
-        Knob::new(
-            "two_phase_commit",
-            "0",
-            "fsync twice per commit, safe against a crafted crash",
-        ),
-        Knob::new(
-            "quick_repair",
-            "0",
-            "keep allocator state per commit so recovery is fast",
-        ),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::{EngineOptions, KnobSet};
 
     #[test]
-    fn knobs_are_valid_values_and_typos_are_refused() {
-        let mut o = EngineOptions::new();
-        for k in knobs() {
-            o.set(k.name.to_string(), k.default.clone());
-        }
-        validate(&o).unwrap();
+    fn durability_is_a_closed_choice() {
         let mut o = EngineOptions::new();
         o.set("durability", "eventual");
-        let e = validate(&o).unwrap_err();
+        let e = KNOBS.validate(&o).unwrap_err();
         assert!(
             e.message.contains("redb") && e.message.contains("durability"),
             "{}",
             e.message
         );
+        o.set("durability", "none");
+        assert!(!KNOBS.parse(&o).unwrap().durable);
         assert!(version().starts_with("redb "), "{}", version());
     }
 }

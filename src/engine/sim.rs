@@ -22,54 +22,82 @@ use rand_distr::{Distribution, Exp1};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::{
-    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ReadBuf,
-    Rows, ScanFn, Session, Store, Values, skiplist,
+    AppendMethod, Appended, EngineInfo, EngineOptions, EngineResult, Existed, KnobDef, KnobTable, KnobValue,
+    OpenRequest, OptionError, ReadBuf, Rows, ScanFn, Session, StorageKind, Store, Values, skiplist,
 };
 use crate::clock;
 
 /// Registry entry.
 pub static INFO: EngineInfo = EngineInfo {
     name: "sim",
-    persistent: false,
+    storage: StorageKind::Memory,
     description: "calibration engine: the skiplist store plus a configurable service time and periodic store-wide stalls",
     append: AppendMethod::CompareAndSwap,
     del_reports_existence: true,
     // Batches go to the skiplist store, which applies them key by key.
     atomic_batches: false,
     version: || format!("kvmark sim {}", env!("CARGO_PKG_VERSION")),
-    knobs,
-    validate,
+    knobs: &KNOBS,
     open,
 };
 
-const KEYS: [&str; 4] = ["service", "stall", "stall_every", "settle"];
-
-fn knobs() -> Vec<Knob> {
-    vec![
-        Knob {
-            name: "service".into(),
-            default: "0".to_string(),
-            help: "least time per call, spun on the clock: 100us fixed, exp:100us (exponential mean), \
-                   uniform:50us..150us"
-                .into(),
-        },
-        Knob {
-            name: "stall".into(),
-            default: "0".to_string(),
-            help: "store-wide stall length: calls arriving during one block until it ends (e.g. 50ms)".into(),
-        },
-        Knob {
-            name: "stall_every".into(),
-            default: "1s".to_string(),
-            help: "stall period, aligned to the store's open time (first stall one period after opening)".into(),
-        },
-        Knob {
-            name: "settle".into(),
-            default: "0".to_string(),
-            help: "how long background work takes to settle: each --settle wait lasts this long (e.g. 200ms)".into(),
-        },
-    ]
+/// The simulated behaviour a store is opened with.
+#[derive(Debug, Clone, Copy)]
+struct Settings {
+    service: Service,
+    stall_ns: u64,
+    every_ns: u64,
+    settle_ns: u64,
 }
+
+static KNOBS: KnobTable<Settings> = KnobTable::<Settings>::new(
+    "sim",
+    || Settings {
+        service: Service::None,
+        stall_ns: 0,
+        every_ns: 1_000_000_000,
+        settle_ns: 0,
+    },
+    &[
+        KnobDef {
+            name: "service",
+            help: "least time per call, spun on the clock: 100us fixed, exp:100us (exponential mean), \
+                   uniform:50us..150us",
+            default: || "0".to_string(),
+            set: |s, v| Service::parse(v.text).map(|x| s.service = x).map_err(|e| v.refuse(e)),
+        },
+        KnobDef {
+            name: "stall",
+            help: "store-wide stall length: calls arriving during one block until it ends (e.g. 50ms)",
+            default: || "0".to_string(),
+            set: |s, v| duration_ns(v).map(|n| s.stall_ns = n),
+        },
+        KnobDef {
+            name: "stall_every",
+            help: "stall period, aligned to the store's open time (first stall one period after opening)",
+            default: || "1s".to_string(),
+            set: |s, v| duration_ns(v).map(|n| s.every_ns = n),
+        },
+        KnobDef {
+            name: "settle",
+            help: "how long background work takes to settle: each --settle wait lasts this long (e.g. 200ms)",
+            default: || "0".to_string(),
+            set: |s, v| duration_ns(v).map(|n| s.settle_ns = n),
+        },
+    ],
+)
+.with_check(|s| {
+    if s.stall_ns > 0 && s.stall_ns >= s.every_ns {
+        return Err((
+            "stall",
+            format!(
+                "option stall ({} ns) must be shorter than option stall_every ({} ns)",
+                s.stall_ns, s.every_ns
+            ),
+        ));
+    }
+    Ok(())
+});
 
 /// Below this, a service time is spun entirely; above, its start is slept.
 const SPIN_ALL_NS: u64 = 2_000_000;
@@ -88,7 +116,7 @@ enum Service {
 impl Service {
     fn parse(text: &str) -> Result<Service, String> {
         let t = text.trim();
-        let dur = |s: &str| clock::parse_duration_ns(s).map_err(|e| format!("sim.service={text}: {e}"));
+        let dur = clock::parse_duration_ns;
         if t == "0" {
             return Ok(Service::None);
         }
@@ -103,17 +131,15 @@ impl Service {
         if let Some(range) = t.strip_prefix("uniform:") {
             let (lo, hi) = range
                 .split_once("..")
-                .ok_or_else(|| format!("sim.service={text}: expected uniform:LOW..HIGH, e.g. uniform:50us..150us"))?;
+                .ok_or_else(|| "expected uniform:LOW..HIGH, e.g. uniform:50us..150us".to_string())?;
             let (lo, hi) = (dur(lo)?, dur(hi)?);
             if lo > hi {
-                return Err(format!("sim.service={text}: the low end is above the high end"));
+                return Err("the low end is above the high end".to_string());
             }
             return Ok(Service::Uniform(lo, hi));
         }
         if t.contains(':') {
-            return Err(format!(
-                "sim.service={text}: unknown distribution (use 100us, exp:100us or uniform:50us..150us)"
-            ));
+            return Err("unknown distribution (use 100us, exp:100us or uniform:50us..150us)".to_string());
         }
         let ns = dur(t)?;
         Ok(if ns == 0 { Service::None } else { Service::Fixed(ns) })
@@ -136,12 +162,11 @@ impl Service {
     }
 }
 
-/// Parses a duration knob where "0" means none.
-fn knob_ns(opts: &EngineOptions, key: &str, default: u64) -> Result<u64, EngineError> {
-    match opts.get(key) {
-        None => Ok(default),
-        Some(v) if v.trim() == "0" => Ok(0),
-        Some(v) => clock::parse_duration_ns(v).map_err(|e| EngineError::other(format!("sim.{key}={v}: {e}"))),
+/// A duration knob's value, where "0" means none.
+fn duration_ns(v: &KnobValue<'_>) -> Result<u64, OptionError> {
+    match v.text.trim() {
+        "0" => Ok(0),
+        t => clock::parse_duration_ns(t).map_err(|e| v.refuse(e)),
     }
 }
 
@@ -163,44 +188,23 @@ impl Shape {
     }
 }
 
-/// The simulated behaviour the options ask for: (service, stall ns, period ns, settle ns).
-fn parse_options(options: &EngineOptions) -> EngineResult<(Service, u64, u64, u64)> {
-    options.check_known("sim", &KEYS)?;
-    let service = match options.get("service") {
-        Some(v) => Service::parse(v).map_err(EngineError::other)?,
-        None => Service::None,
-    };
-    let stall_ns = knob_ns(options, "stall", 0)?;
-    let every_ns = knob_ns(options, "stall_every", 1_000_000_000)?;
-    if stall_ns > 0 && stall_ns >= every_ns {
-        return Err(EngineError::other(format!(
-            "sim.stall ({stall_ns} ns) must be shorter than sim.stall_every ({every_ns} ns)"
-        )));
-    }
-    Ok((service, stall_ns, every_ns, knob_ns(options, "settle", 0)?))
-}
-
-fn validate(options: &EngineOptions) -> EngineResult<()> {
-    parse_options(options).map(|_| ())
-}
-
 fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
-    let (service, stall_ns, every_ns, settle_ns) = parse_options(req.options)?;
+    let s = KNOBS.parse(req.options)?;
     let inner = (skiplist::INFO.open)(&OpenRequest {
         max_value_bytes: req.max_value_bytes,
-        ..OpenRequest::new(None, &EngineOptions::new())
+        ..OpenRequest::memory(&EngineOptions::new())
     })?;
     let clock = Clock::new();
     let opened = clock.raw();
     Ok(Box::new(SimStore {
         inner,
-        settle: Duration::from_nanos(settle_ns),
+        settle: Duration::from_nanos(s.settle_ns),
         shape: Arc::new(Shape {
             clock,
             opened,
-            service,
-            stall_ns,
-            every_ns,
+            service: s.service,
+            stall_ns: s.stall_ns,
+            every_ns: s.every_ns,
             sessions: AtomicU64::new(0),
         }),
     }))
@@ -347,7 +351,7 @@ mod tests {
         for (k, v) in opts {
             o.set(*k, *v);
         }
-        open(&OpenRequest::new(None, &o))
+        open(&OpenRequest::memory(&o))
     }
 
     #[test]
@@ -375,9 +379,12 @@ mod tests {
     fn bad_options_are_refused_with_the_key() {
         let err = |o: &[(&str, &str)]| store(o).err().expect("refused").message;
         assert!(err(&[("bogus", "1")]).contains("unknown option 'bogus' for engine sim"));
-        assert!(err(&[("service", "fast")]).contains("sim.service=fast"));
-        assert!(err(&[("stall", "1s"), ("stall_every", "1s")]).contains("shorter than sim.stall_every"));
-        assert!(err(&[("stall_every", "soon")]).contains("sim.stall_every=soon"));
+        assert!(err(&[("service", "fast")]).contains("engine sim: option service = 'fast': "));
+        assert!(
+            err(&[("stall", "1s"), ("stall_every", "1s")])
+                .contains("engine sim: option stall (1000000000 ns) must be shorter than option stall_every")
+        );
+        assert!(err(&[("stall_every", "soon")]).contains("engine sim: option stall_every = 'soon': "));
     }
 
     #[test]

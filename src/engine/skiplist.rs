@@ -27,8 +27,8 @@ use crossbeam_epoch::{self as epoch, Atomic, Guard, Owned, Shared};
 use crossbeam_skiplist::base::SkipList;
 
 use super::{
-    AppendMethod, Appended, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ReadBuf, ScanFn,
-    Session, Store, fits_cap,
+    AppendMethod, Appended, EngineInfo, EngineResult, Existed, KnobTable, OpenRequest, ReadBuf, ScanFn, Session,
+    StorageKind, Store, fits_cap,
 };
 
 // The guard-based base API, not SkipMap: its entries borrow from one epoch guard per
@@ -82,24 +82,22 @@ fn live<'g>(v: Shared<'g, Box<[u8]>>) -> Option<&'g [u8]> {
 /// Registry entry.
 pub static INFO: EngineInfo = EngineInfo {
     name: "skiplist",
-    persistent: false,
+    storage: StorageKind::Memory,
     description: "in-memory lock-free skip list (crossbeam-skiplist); the reference engine",
     append: AppendMethod::CompareAndSwap,
     del_reports_existence: true,
     // Each key of a batch is inserted on its own (see the module comment).
     atomic_batches: false,
     version: || super::versions::crate_version("crossbeam-skiplist"),
-    knobs: Vec::<Knob>::new,
-    validate,
+    knobs: &KNOBS,
     open,
 };
 
-fn validate(options: &EngineOptions) -> EngineResult<()> {
-    options.check_known("skiplist", &[])
-}
+/// The skip list has no knobs: every option is refused.
+pub static KNOBS: KnobTable<()> = KnobTable::new("skiplist", || (), &[]);
 
 fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
-    validate(req.options)?;
+    KNOBS.parse(req.options)?;
     Ok(Box::new(SkiplistStore {
         map: Arc::new(Map::new(epoch::default_collector().clone())),
         cap: req.max_value_bytes,

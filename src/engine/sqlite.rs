@@ -22,40 +22,31 @@
 //! sleep on its own; the harness retries with its short backoff and counts it).
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, params};
 
-use super::options::{format_size, parse_choice, parse_num, parse_size};
+use super::options::format_size;
 use super::{
-    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ReadBuf,
-    ScanFn, Session, Store, Values,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineResult, Existed, KnobDef, KnobTable, OpenRequest, ReadBuf,
+    ScanFn, Session, StorageKind, Store, Values,
 };
 
 /// Registry entry.
 pub static INFO: EngineInfo = EngineInfo {
-    name: "sqlite",
-    persistent: true,
+    name: ENGINE,
+    storage: StorageKind::Disk,
     description: "SQLite (bundled) in WAL mode: a BLOB-keyed table WITHOUT ROWID, one connection per session",
     append: AppendMethod::ReadModifyWrite,
     del_reports_existence: true,
     atomic_batches: true,
     version,
-    knobs,
-    validate,
+    knobs: &KNOBS,
     open,
 };
 
 const ENGINE: &str = "sqlite";
 const FILE: &str = "kv.sqlite";
-const KEYS: &[&str] = &[
-    "journal_mode",
-    "synchronous",
-    "cache_size",
-    "page_size",
-    "mmap_size",
-    "wal_autocheckpoint",
-];
 const JOURNAL_MODES: &[&str] = &["wal", "delete", "truncate", "persist", "memory", "off"];
 const SYNCHRONOUS: &[&str] = &["off", "normal", "full", "extra"];
 
@@ -84,37 +75,85 @@ struct Settings {
     wal_autocheckpoint: Option<i64>,
 }
 
-fn settings(options: &EngineOptions) -> EngineResult<Settings> {
-    options.check_known(ENGINE, KEYS)?;
-    let mut s = Settings {
-        journal_mode: "wal".to_string(),
-        ..Settings::default()
-    };
-    for (key, value) in options.iter() {
-        match key {
-            "journal_mode" => s.journal_mode = parse_choice(ENGINE, key, value, JOURNAL_MODES)?.to_string(),
-            "synchronous" => s.synchronous = Some(parse_choice(ENGINE, key, value, SYNCHRONOUS)?.to_string()),
-            "cache_size" => s.cache_size = Some(parse_num(ENGINE, key, value)?),
-            "page_size" => {
-                let n = parse_size(ENGINE, key, value)?;
-                if !(512..=65536).contains(&n) || !n.is_power_of_two() {
-                    return Err(EngineError::other(format!(
-                        "engine {ENGINE}: option page_size = '{value}': expected a power of two from 512 to 64K"
-                    )));
-                }
-                s.page_size = Some(n as i64);
-            }
-            "mmap_size" => s.mmap_size = Some(parse_size(ENGINE, key, value)?),
-            "wal_autocheckpoint" => s.wal_autocheckpoint = Some(parse_num(ENGINE, key, value)?),
-            _ => {}
-        }
-    }
-    Ok(s)
+/// SQLite's own defaults, read once from a fresh in-memory connection: (synchronous,
+/// cache_size, page_size, mmap_size, wal_autocheckpoint).
+fn library_defaults() -> (i64, i64, i64, i64, i64) {
+    static DEFAULTS: OnceLock<(i64, i64, i64, i64, i64)> = OnceLock::new();
+    *DEFAULTS.get_or_init(|| {
+        let read = || {
+            let conn = Connection::open_in_memory().ok()?;
+            let q = |p: &str| conn.pragma_query_value(None, p, |row| row.get::<_, i64>(0)).ok();
+            Some((
+                q("synchronous")?,
+                q("cache_size")?,
+                q("page_size")?,
+                q("mmap_size")?,
+                q("wal_autocheckpoint")?,
+            ))
+        };
+        read().unwrap_or((2, -2000, 4096, 0, 1000))
+    })
 }
 
-fn validate(options: &EngineOptions) -> EngineResult<()> {
-    settings(options).map(drop)
-}
+static KNOBS: KnobTable<Settings> = KnobTable::new(
+    ENGINE,
+    || Settings {
+        journal_mode: "wal".to_string(),
+        ..Settings::default()
+    },
+    &[
+        KnobDef {
+            name: "journal_mode",
+            help: "wal (kvmark's default: readers never block the writer), delete, truncate, persist, memory, off",
+            default: || "wal".to_string(),
+            set: |s, v| v.choice(JOURNAL_MODES).map(|m| s.journal_mode = m.to_string()),
+        },
+        KnobDef {
+            name: "synchronous",
+            help: "off, normal, full or extra (fsync policy)",
+            default: || {
+                let sync = library_defaults().0;
+                SYNCHRONOUS
+                    .get(sync.clamp(0, 3) as usize)
+                    .copied()
+                    .unwrap_or("full")
+                    .to_string()
+            },
+            set: |s, v| v.choice(SYNCHRONOUS).map(|m| s.synchronous = Some(m.to_string())),
+        },
+        KnobDef {
+            name: "cache_size",
+            help: "page cache per connection: pages if positive, KiB if negative",
+            default: || library_defaults().1.to_string(),
+            set: |s, v| v.num().map(|n| s.cache_size = Some(n)),
+        },
+        KnobDef {
+            name: "page_size",
+            help: "database page size, fixed when the store is created",
+            default: || format_size(library_defaults().2 as u64),
+            set: |s, v| {
+                let n = v.size()?;
+                if !(512..=65536).contains(&n) || !n.is_power_of_two() {
+                    return Err(v.refuse("expected a power of two from 512 to 64K"));
+                }
+                s.page_size = Some(n as i64);
+                Ok(())
+            },
+        },
+        KnobDef {
+            name: "mmap_size",
+            help: "bytes of the file read through mmap (0: none)",
+            default: || format_size(library_defaults().3 as u64),
+            set: |s, v| v.size().map(|n| s.mmap_size = Some(n)),
+        },
+        KnobDef {
+            name: "wal_autocheckpoint",
+            help: "WAL pages that trigger a checkpoint",
+            default: || library_defaults().4.to_string(),
+            set: |s, v| v.num().map(|n| s.wal_autocheckpoint = Some(n)),
+        },
+    ],
+);
 
 /// An SQLite error: busy and locked are transient, the rest are not.
 fn err(e: rusqlite::Error) -> EngineError {
@@ -146,11 +185,8 @@ fn connect(path: &PathBuf, s: &Settings) -> EngineResult<Connection> {
 }
 
 fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
-    let dir = req
-        .dir
-        .as_deref()
-        .ok_or_else(|| EngineError::other("engine sqlite stores data on disk and needs a directory"))?;
-    let s = settings(req.options)?;
+    let dir = req.dir(ENGINE)?;
+    let s = KNOBS.parse(req.options)?;
     let path = dir.join(FILE);
     let conn = connect(&path, &s)?;
     if let Some(n) = s.page_size {
@@ -361,73 +397,17 @@ fn version() -> String {
     format!("SQLite {}", rusqlite::version())
 }
 
-/// SQLite's own defaults, read from a fresh in-memory connection.
-fn library_defaults() -> Option<(i64, i64, i64, i64, i64)> {
-    let conn = Connection::open_in_memory().ok()?;
-    let q = |p: &str| conn.pragma_query_value(None, p, |row| row.get::<_, i64>(0)).ok();
-    Some((
-        q("synchronous")?,
-        q("cache_size")?,
-        q("page_size")?,
-        q("mmap_size")?,
-        q("wal_autocheckpoint")?,
-    ))
-}
-
-fn knobs() -> Vec<Knob> {
-    let (sync, cache, page, mmap, ckpt) = library_defaults().unwrap_or((2, -2000, 4096, 0, 1000));
-    let sync_name = SYNCHRONOUS.get(sync.clamp(0, 3) as usize).copied().unwrap_or("full");
-    vec![
-        Knob::new(
-            "journal_mode",
-            "wal",
-            "wal (kvmark's default: readers never block the writer), delete, truncate, persist, memory, off",
-        ),
-        Knob::new("synchronous", sync_name, "off, normal, full or extra (fsync policy)"),
-        Knob::new(
-            "cache_size",
-            cache.to_string(),
-            "page cache per connection: pages if positive, KiB if negative",
-        ),
-        Knob::new(
-            "page_size",
-            format_size(page as u64),
-            "database page size, fixed when the store is created",
-        ),
-        Knob::new(
-            "mmap_size",
-            format_size(mmap as u64),
-            "bytes of the file read through mmap (0: none)",
-        ),
-        Knob::new(
-            "wal_autocheckpoint",
-            ckpt.to_string(),
-            "WAL pages that trigger a checkpoint",
-        ),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::{EngineOptions, KnobSet};
 
     #[test]
-    fn knobs_are_valid_values_and_typos_are_refused() {
-        let mut o = EngineOptions::new();
-        for k in knobs() {
-            o.set(k.name.to_string(), k.default.clone());
-        }
-        validate(&o).unwrap();
-        let mut o = EngineOptions::new();
-        o.set("journalmode", "wal");
-        let e = validate(&o).unwrap_err();
-        assert!(
-            e.message.contains("sqlite") && e.message.contains("journalmode"),
-            "{}",
-            e.message
-        );
+    fn page_sizes_are_powers_of_two_in_sqlites_range() {
         let mut o = EngineOptions::new();
         o.set("page_size", "3000");
-        assert!(validate(&o).unwrap_err().message.contains("page_size"));
+        assert!(KNOBS.validate(&o).unwrap_err().message.contains("page_size"));
+        o.set("page_size", "8K");
+        assert_eq!(KNOBS.parse(&o).unwrap().page_size, Some(8192));
     }
 }

@@ -31,7 +31,7 @@ use std::time::Duration;
 
 use quanta::Clock;
 
-use crate::engine::{EngineInfo, EngineOptions};
+use crate::engine::{EngineError, EngineInfo, EngineOptions};
 use crate::metrics::Recorder;
 use crate::probe::ProbeSet;
 use crate::report::Reporter;
@@ -96,19 +96,12 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// `msg` (an engine's refusal to open) with where each option it quotes was set,
-    /// so a bad key in a config file is traced to its line.
-    pub fn explain_open_error(&self, engine: &str, msg: String) -> String {
-        let origins: Vec<String> = self
-            .option_origins
-            .iter()
-            .filter(|((e, k), _)| e == engine && msg.contains(&format!("'{k}'")))
-            .map(|((_, k), origin)| format!("{k} is set at {origin}"))
-            .collect();
-        if origins.is_empty() {
-            msg
-        } else {
-            format!("{msg} ({})", origins.join("; "))
+    /// An engine's refusal to open, with where the option it refused was set (a
+    /// config file's line or the flag), so a bad key or value is traced to its origin.
+    pub fn explain_open_error(&self, engine: &str, err: EngineError) -> String {
+        match &err.option {
+            Some(o) if o.engine == engine => err.traced(&self.option_origins),
+            _ => err.message,
         }
     }
 }
@@ -355,7 +348,7 @@ impl Runner<'_> {
             point: sample_as.key,
             point_seq: sample_as.seq,
             repeat: sample_as.repeat,
-            store_dir: store.dir.as_deref(),
+            store_dir: store.dir(),
         });
         Crew {
             workload: self.wl,

@@ -1,68 +1,209 @@
-//! Store lifecycle: a fresh directory per store, removed afterwards unless kept.
+//! Store lifecycle: a fresh place per store, by the engine's storage kind (nothing in
+//! memory, a directory on a disk, a namespace on a server), removed after the store
+//! closes unless kept (`--keep-data`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::engine::{EngineInfo, EngineOptions, OpenRequest, Store};
+use crate::engine::storage::fresh_namespace;
+use crate::engine::{EngineError, EngineInfo, EngineOptions, OpenRequest, StorageKind, Store, StorePlace};
 
 static NEXT_STORE: AtomicU64 = AtomicU64::new(0);
 
-/// An open store and the directory it owns.
+/// An open store and the place it owns.
 pub struct OpenStore {
     /// The engine's store.
     pub store: Box<dyn Store>,
-    /// Its directory (persistent engines only).
-    pub dir: Option<PathBuf>,
+    owned: Owned,
+}
+
+/// The place a store lives in, owned by the run: removed after the store closes
+/// unless kept.
+struct Owned {
+    place: StorePlace,
+    storage: StorageKind,
+    /// A server engine's options, to reach the server when its namespace is removed.
+    options: EngineOptions,
     keep: bool,
 }
 
+impl Owned {
+    /// Removes the directory or namespace, unless kept.
+    fn remove(&self) -> Result<(), String> {
+        if self.keep {
+            return Ok(());
+        }
+        match (&self.place, self.storage.server()) {
+            (StorePlace::Dir(dir), _) => {
+                std::fs::remove_dir_all(dir).map_err(|e| format!("cannot remove {}: {e}", dir.display()))
+            }
+            (StorePlace::Namespace(name), Some(server)) => (server.remove)(&self.options, name)
+                .map_err(|e| format!("cannot remove the {} {name}: {e}", server.namespace)),
+            _ => Ok(()),
+        }
+    }
+}
+
 impl OpenStore {
-    /// Opens a fresh store of `engine`; persistent engines get a new directory under
-    /// `data_dir`. Appends never grow a value past `max_value_bytes` (None: no cap).
+    /// Opens a fresh store of `engine`: a disk engine gets a new directory under
+    /// `data_dir`, a server engine a new namespace name. Appends never grow a value
+    /// past `max_value_bytes` (None: no cap). A refused option stays in the error's
+    /// [`EngineError::option`], so it can be traced to where it was set.
     pub fn open(
         engine: &EngineInfo,
         options: &EngineOptions,
         data_dir: Option<&Path>,
         keep: bool,
         max_value_bytes: Option<u64>,
-    ) -> Result<OpenStore, String> {
-        let dir = if engine.persistent {
-            let base =
-                data_dir.ok_or_else(|| format!("engine {} stores data on disk and needs --data-dir", engine.name))?;
-            let n = NEXT_STORE.fetch_add(1, Ordering::Relaxed);
-            let dir = base.join(format!("kvmark-{}-{}-{n}", engine.name, std::process::id()));
-            std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-            Some(dir)
-        } else {
-            None
+    ) -> Result<OpenStore, EngineError> {
+        let place = match engine.storage {
+            StorageKind::Memory => StorePlace::Memory,
+            StorageKind::Disk => {
+                let base = data_dir.ok_or_else(|| {
+                    EngineError::other(format!(
+                        "engine {} stores data on disk and needs --data-dir",
+                        engine.name
+                    ))
+                })?;
+                let n = NEXT_STORE.fetch_add(1, Ordering::Relaxed);
+                let dir = base.join(format!("kvmark-{}-{}-{n}", engine.name, std::process::id()));
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| EngineError::other(format!("cannot create {}: {e}", dir.display())))?;
+                StorePlace::Dir(dir)
+            }
+            StorageKind::Server(_) => StorePlace::Namespace(fresh_namespace(engine.name)),
         };
-        match (engine.open)(&OpenRequest {
-            dir: dir.clone(),
+        let owned = Owned {
+            place,
+            storage: engine.storage,
+            options: match engine.storage {
+                StorageKind::Server(_) => options.clone(),
+                _ => EngineOptions::new(),
+            },
+            keep,
+        };
+        let req = OpenRequest {
+            place: owned.place.clone(),
             options,
             max_value_bytes,
-        }) {
-            Ok(store) => Ok(OpenStore { store, dir, keep }),
+        };
+        match (engine.open)(&req) {
+            Ok(store) => Ok(OpenStore { store, owned }),
             Err(e) => {
-                if let Some(d) = &dir
-                    && !keep
-                {
-                    let _ = std::fs::remove_dir_all(d);
-                }
-                Err(format!("cannot open {}: {e}", engine.name))
+                // Whatever the failed open left behind; the open error is the one to
+                // report.
+                let _ = owned.remove();
+                Err(e.context(format_args!("cannot open {}", engine.name)))
             }
         }
     }
 
-    /// Closes the store and removes its directory (unless kept). Both failures are
-    /// reported.
+    /// Where the store lives.
+    pub fn place(&self) -> &StorePlace {
+        &self.owned.place
+    }
+
+    /// The store's directory (disk engines only), for the store-size probe.
+    pub fn dir(&self) -> Option<&Path> {
+        match &self.owned.place {
+            StorePlace::Dir(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// Closes the store and removes its directory or namespace (unless kept). Both
+    /// failures are reported.
     pub fn close(self) -> Result<(), String> {
         let closed = self.store.close().map_err(|e| format!("closing the store failed: {e}"));
-        let removed = match (&self.dir, self.keep) {
-            (Some(dir), false) => {
-                std::fs::remove_dir_all(dir).map_err(|e| format!("cannot remove {}: {e}", dir.display()))
-            }
-            _ => Ok(()),
-        };
-        closed.and(removed)
+        closed.and(self.owned.remove())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::engine::{AppendMethod, EngineResult, ServerKind, skiplist};
+
+    /// The namespaces that exist on the pretend server.
+    static SERVER: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
+    static TOY_SERVER: ServerKind = ServerKind {
+        namespace: "database",
+        address: |_| "toy://localhost".to_string(),
+        probe: |_| Ok(()),
+        remove: |_, name| {
+            SERVER.lock().unwrap().remove(name);
+            Ok(())
+        },
+    };
+
+    /// A server engine: its store is a skip list, its namespace an entry on `SERVER`.
+    static TOY: EngineInfo = EngineInfo {
+        name: "toyserver",
+        storage: StorageKind::Server(&TOY_SERVER),
+        description: "a pretend server engine",
+        append: AppendMethod::CompareAndSwap,
+        del_reports_existence: true,
+        atomic_batches: false,
+        version: || "toy 1".to_string(),
+        knobs: &skiplist::KNOBS,
+        open: toy_open,
+    };
+
+    fn toy_open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
+        let name = req.namespace("toyserver")?;
+        SERVER.lock().unwrap().insert(name.to_string());
+        (skiplist::INFO.open)(&OpenRequest::memory(req.options))
+    }
+
+    fn namespace(s: &OpenStore) -> String {
+        match s.place() {
+            StorePlace::Namespace(n) => n.clone(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_server_engine_gets_a_fresh_namespace_dropped_after_close_unless_kept() {
+        let o = EngineOptions::new();
+        let a = OpenStore::open(&TOY, &o, None, false, None).unwrap();
+        let b = OpenStore::open(&TOY, &o, None, false, None).unwrap();
+        let (na, nb) = (namespace(&a), namespace(&b));
+        assert_ne!(na, nb, "a fresh namespace per store");
+        assert!(a.dir().is_none());
+        assert!(SERVER.lock().unwrap().contains(&na));
+        a.close().unwrap();
+        assert!(!SERVER.lock().unwrap().contains(&na), "dropped after close");
+        assert!(SERVER.lock().unwrap().contains(&nb), "another store's namespace stays");
+        b.close().unwrap();
+        let kept = OpenStore::open(&TOY, &o, None, true, None).unwrap();
+        let nk = namespace(&kept);
+        kept.close().unwrap();
+        assert!(SERVER.lock().unwrap().contains(&nk), "--keep-data keeps it");
+        SERVER.lock().unwrap().remove(&nk);
+    }
+
+    #[test]
+    fn memory_needs_no_place_and_a_refused_option_stays_data() {
+        let o = EngineOptions::new();
+        let mem = OpenStore::open(&skiplist::INFO, &o, None, false, None).unwrap();
+        assert_eq!(mem.place(), &StorePlace::Memory);
+        mem.close().unwrap();
+        let mut bad = EngineOptions::new();
+        bad.set("nope", "1");
+        let e = OpenStore::open(&skiplist::INFO, &bad, None, false, None).err().unwrap();
+        let option = e.option.as_deref().expect("the refused option, as data");
+        assert_eq!(
+            (option.engine.as_str(), option.key.as_deref()),
+            ("skiplist", Some("nope"))
+        );
+        assert!(
+            e.message.starts_with("cannot open skiplist: unknown option 'nope'"),
+            "{}",
+            e.message
+        );
     }
 }

@@ -437,7 +437,7 @@ mod tests {
 
     fn store_with(n: usize) -> Box<dyn crate::engine::Store> {
         let opts = EngineOptions::new();
-        let store = (skiplist::INFO.open)(&OpenRequest::new(None, &opts)).unwrap();
+        let store = (skiplist::INFO.open)(&OpenRequest::memory(&opts)).unwrap();
         let mut s = store.session().unwrap();
         for i in 0..n {
             let key = format!("k{i:05}");

@@ -157,7 +157,7 @@ impl CellRun<'_> {
             point: key,
             point_seq: seq,
             repeat,
-            store_dir: store.dir.as_deref(),
+            store_dir: store.dir(),
         })
     }
 

@@ -221,7 +221,7 @@ mod tests {
 
     fn kv() -> Kv {
         let opts = EngineOptions::new();
-        let store = (skiplist::INFO.open)(&OpenRequest::new(None, &opts)).unwrap();
+        let store = (skiplist::INFO.open)(&OpenRequest::memory(&opts)).unwrap();
         Kv::new(store.session().unwrap(), Clock::new(), Arc::new(AtomicBool::new(false)))
     }
 

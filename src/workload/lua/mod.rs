@@ -57,7 +57,7 @@ impl LuaWorkload {
         // commonly cache `local get = kv.get`) to read its declarations.
         let opts = EngineOptions::new();
         let store =
-            (skiplist::INFO.open)(&OpenRequest::new(None, &opts)).map_err(|e| WorkloadError::Invalid(e.message))?;
+            (skiplist::INFO.open)(&OpenRequest::memory(&opts)).map_err(|e| WorkloadError::Invalid(e.message))?;
         let session = store.session().map_err(|e| WorkloadError::Invalid(e.message))?;
         let kv = Kv::new(session, quanta::Clock::new(), Arc::new(AtomicBool::new(false)));
         let probe = LuaState::new(&wl, kv)?;

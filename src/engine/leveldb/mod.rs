@@ -4,7 +4,7 @@
 //! The system library is used instead of a crate that compiles LevelDB because the
 //! one that does (`leveldb-sys` 2.0.9, LevelDB 1.22) fails to build with GCC here: its
 //! CMake probe for clang's `-Wthread-safety` passes under the `-w` the `cc` crate now
-//! adds, and the real compile then dies on the unknown flag. The bindings below are
+//! adds, and the real compile then dies on the unknown flag. The bindings in `ffi.rs` are
 //! the few C functions this engine calls, written from `leveldb/c.h`.
 //!
 //! Verb mapping: `put`/`del` one `Put`/`Delete`; `mput`/`mdel` one `WriteBatch`
@@ -20,6 +20,9 @@
 //! Knobs map onto LevelDB's `Options`; the C API has no getters, so the defaults
 //! listed are those of `leveldb/options.h` (unchanged from 1.20 to 1.23).
 
+mod ffi;
+mod stats;
+
 use std::ffi::{CStr, CString};
 use std::ptr;
 use std::sync::Arc;
@@ -28,39 +31,26 @@ use libc::{c_char, c_int, c_void, size_t};
 
 use self::ffi::*;
 
-use super::options::{format_size, parse_bool, parse_choice, parse_num, parse_size};
+use super::options::format_size;
 use super::{
-    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, OpenRequest, ReadBuf,
-    ScanFn, Session, Store, fits_cap,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineResult, Existed, KnobDef, KnobTable, OpenRequest, ReadBuf,
+    ScanFn, Session, StorageKind, Store, fits_cap, unshare,
 };
 
 /// Registry entry.
 pub static INFO: EngineInfo = EngineInfo {
-    name: "leveldb",
-    persistent: true,
+    name: ENGINE,
+    storage: StorageKind::Disk,
     description: "Google LevelDB LSM tree (the system libleveldb, C API); no transactions",
     append: AppendMethod::ReadThenWrite,
     del_reports_existence: false,
     atomic_batches: true,
     version,
-    knobs,
-    validate,
+    knobs: &KNOBS,
     open,
 };
 
 const ENGINE: &str = "leveldb";
-const KEYS: &[&str] = &[
-    "write_buffer_size",
-    "block_cache_size",
-    "block_size",
-    "block_restart_interval",
-    "max_open_files",
-    "max_file_size",
-    "compression",
-    "bloom_bits_per_key",
-    "paranoid_checks",
-    "sync",
-];
 /// LevelDB's level count (`config::kNumLevels` in the bundled source).
 const LEVELS: usize = 7;
 
@@ -86,30 +76,72 @@ struct Settings {
     sync: bool,
 }
 
-fn settings(options: &EngineOptions) -> EngineResult<Settings> {
-    options.check_known(ENGINE, KEYS)?;
-    let mut s = Settings::default();
-    for (key, value) in options.iter() {
-        match key {
-            "write_buffer_size" => s.write_buffer_size = Some(parse_size(ENGINE, key, value)?),
-            "block_cache_size" => s.block_cache_size = Some(parse_size(ENGINE, key, value)?),
-            "block_size" => s.block_size = Some(parse_size(ENGINE, key, value)?),
-            "block_restart_interval" => s.block_restart_interval = Some(parse_num(ENGINE, key, value)?),
-            "max_open_files" => s.max_open_files = Some(parse_num(ENGINE, key, value)?),
-            "max_file_size" => s.max_file_size = Some(parse_size(ENGINE, key, value)?),
-            "compression" => s.snappy = Some(parse_choice(ENGINE, key, value, &["snappy", "none"])? == "snappy"),
-            "bloom_bits_per_key" => s.bloom_bits_per_key = Some(parse_num(ENGINE, key, value)?),
-            "paranoid_checks" => s.paranoid_checks = Some(parse_bool(ENGINE, key, value)?),
-            "sync" => s.sync = parse_bool(ENGINE, key, value)?,
-            _ => {}
-        }
-    }
-    Ok(s)
-}
-
-fn validate(options: &EngineOptions) -> EngineResult<()> {
-    settings(options).map(drop)
-}
+static KNOBS: KnobTable<Settings> = KnobTable::new(
+    ENGINE,
+    Settings::default,
+    &[
+        KnobDef {
+            name: "write_buffer_size",
+            help: "memtable size before it is written to a level-0 table",
+            default: || format_size(DEFAULT_WRITE_BUFFER),
+            set: |s, v| v.size().map(|n| s.write_buffer_size = Some(n)),
+        },
+        KnobDef {
+            name: "block_cache_size",
+            help: "LRU block cache (LevelDB makes an internal 8M one if unset)",
+            default: || format_size(DEFAULT_BLOCK_CACHE),
+            set: |s, v| v.size().map(|n| s.block_cache_size = Some(n)),
+        },
+        KnobDef {
+            name: "block_size",
+            help: "uncompressed data block size",
+            default: || format_size(DEFAULT_BLOCK_SIZE),
+            set: |s, v| v.size().map(|n| s.block_size = Some(n)),
+        },
+        KnobDef {
+            name: "block_restart_interval",
+            help: "keys between restart points for delta encoding",
+            default: || DEFAULT_RESTART_INTERVAL.to_string(),
+            set: |s, v| v.num().map(|n| s.block_restart_interval = Some(n)),
+        },
+        KnobDef {
+            name: "max_open_files",
+            help: "table files kept open",
+            default: || DEFAULT_MAX_OPEN_FILES.to_string(),
+            set: |s, v| v.num().map(|n| s.max_open_files = Some(n)),
+        },
+        KnobDef {
+            name: "max_file_size",
+            help: "target size of a table file",
+            default: || format_size(DEFAULT_MAX_FILE_SIZE),
+            set: |s, v| v.size().map(|n| s.max_file_size = Some(n)),
+        },
+        KnobDef {
+            name: "compression",
+            help: "snappy or none",
+            default: || "snappy".to_string(),
+            set: |s, v| v.choice(&["snappy", "none"]).map(|c| s.snappy = Some(c == "snappy")),
+        },
+        KnobDef {
+            name: "bloom_bits_per_key",
+            help: "bloom filter bits per key (0: no filter, LevelDB's default)",
+            default: || "0".to_string(),
+            set: |s, v| v.num().map(|n| s.bloom_bits_per_key = Some(n)),
+        },
+        KnobDef {
+            name: "paranoid_checks",
+            help: "aggressive checking of data integrity",
+            default: || "0".to_string(),
+            set: |s, v| v.bool().map(|b| s.paranoid_checks = Some(b)),
+        },
+        KnobDef {
+            name: "sync",
+            help: "fsync the log on every write",
+            default: || "0".to_string(),
+            set: |s, v| v.bool().map(|b| s.sync = b),
+        },
+    ],
+);
 
 /// Takes ownership of a C error string, if the call set one.
 fn check(e: *mut c_char) -> EngineResult<()> {
@@ -159,11 +191,8 @@ impl Drop for Handles {
 }
 
 fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
-    let dir = req
-        .dir
-        .as_deref()
-        .ok_or_else(|| EngineError::other("engine leveldb stores data on disk and needs a directory"))?;
-    let s = settings(req.options)?;
+    let dir = req.dir(ENGINE)?;
+    let s = KNOBS.parse(req.options)?;
     let path = CString::new(dir.to_string_lossy().as_bytes())
         .map_err(|_| EngineError::other("leveldb: the store path contains a NUL byte"))?;
     // SAFETY: plain constructor and setters on a fresh options object; `handles` owns
@@ -224,45 +253,6 @@ struct LevelStore {
     handles: Arc<Handles>,
 }
 
-/// Reads a string property, or None when LevelDB does not know it.
-fn property(db: *mut leveldb_t, name: &str) -> Option<String> {
-    let name = CString::new(name).ok()?;
-    // SAFETY: the result is a malloc'd NUL-terminated string or NULL; freed below.
-    unsafe {
-        let p = leveldb_property_value(db, name.as_ptr());
-        if p.is_null() {
-            return None;
-        }
-        let s = CStr::from_ptr(p).to_string_lossy().into_owned();
-        leveldb_free(p.cast::<c_void>());
-        Some(s)
-    }
-}
-
-/// Parses the compaction table of `leveldb.stats`: per level its files, size (MB),
-/// compaction time (s), and compaction read and write (MB).
-fn parse_level_stats(text: &str) -> Vec<(String, f64)> {
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let cols: Vec<&str> = line.split_whitespace().collect();
-        let [level, rest @ ..] = cols.as_slice() else {
-            continue;
-        };
-        let (Ok(level), 5) = (level.parse::<usize>(), rest.len()) else {
-            continue;
-        };
-        for (name, v) in ["files", "size_mb", "compaction_sec", "read_mb", "write_mb"]
-            .iter()
-            .zip(rest)
-        {
-            if let Ok(v) = v.parse::<f64>() {
-                out.push((format!("level{level}.{name}"), v));
-            }
-        }
-    }
-    out
-}
-
 impl Store for LevelStore {
     fn session(&self) -> EngineResult<Box<dyn Session>> {
         // SAFETY: fresh option and batch objects owned by the session (freed in Drop).
@@ -279,33 +269,11 @@ impl Store for LevelStore {
     }
 
     fn stats(&self) -> Vec<(String, f64)> {
-        let db = self.handles.db;
-        let mut out = Vec::new();
-        for level in 0..LEVELS {
-            if let Some(v) = property(db, &format!("leveldb.num-files-at-level{level}"))
-                && let Ok(n) = v.trim().parse::<f64>()
-            {
-                out.push((format!("num-files-at-level{level}"), n));
-            }
-        }
-        if let Some(v) = property(db, "leveldb.approximate-memory-usage")
-            && let Ok(n) = v.trim().parse::<f64>()
-        {
-            out.push(("approximate-memory-usage".to_string(), n));
-        }
-        if let Some(text) = property(db, "leveldb.stats") {
-            out.extend(parse_level_stats(&text));
-        }
-        out
+        stats::stats(self.handles.db)
     }
 
     fn close(self: Box<Self>) -> EngineResult<()> {
-        let handles = Arc::try_unwrap(self.handles).map_err(|h| {
-            EngineError::other(format!(
-                "leveldb: cannot close, {} session(s) still open",
-                Arc::strong_count(&h) - 1
-            ))
-        })?;
+        let handles = unshare(ENGINE, self.handles)?;
         drop(handles);
         Ok(())
     }
@@ -526,195 +494,12 @@ fn version() -> String {
     format!("LevelDB {major}.{minor}")
 }
 
-fn knobs() -> Vec<Knob> {
-    vec![
-        Knob::new(
-            "write_buffer_size",
-            format_size(DEFAULT_WRITE_BUFFER),
-            "memtable size before it is written to a level-0 table",
-        ),
-        Knob::new(
-            "block_cache_size",
-            format_size(DEFAULT_BLOCK_CACHE),
-            "LRU block cache (LevelDB makes an internal 8M one if unset)",
-        ),
-        Knob::new(
-            "block_size",
-            format_size(DEFAULT_BLOCK_SIZE),
-            "uncompressed data block size",
-        ),
-        Knob::new(
-            "block_restart_interval",
-            DEFAULT_RESTART_INTERVAL.to_string(),
-            "keys between restart points for delta encoding",
-        ),
-        Knob::new(
-            "max_open_files",
-            DEFAULT_MAX_OPEN_FILES.to_string(),
-            "table files kept open",
-        ),
-        Knob::new(
-            "max_file_size",
-            format_size(DEFAULT_MAX_FILE_SIZE),
-            "target size of a table file",
-        ),
-        Knob::new("compression", "snappy", "snappy or none"),
-        Knob::new(
-            "bloom_bits_per_key",
-            "0",
-            "bloom filter bits per key (0: no filter, LevelDB's default)",
-        ),
-        Knob::new("paranoid_checks", "0", "aggressive checking of data integrity"),
-        Knob::new("sync", "0", "fsync the log on every write"),
-    ]
-}
-
-/// The parts of LevelDB's C API (`leveldb/c.h`) this engine uses.
-#[allow(non_camel_case_types)]
-mod ffi {
-    use libc::{c_char, c_int, c_void, size_t};
-
-    /// Declares opaque C types that are only ever handled by pointer.
-    macro_rules! opaque {
-        ($($name:ident),*) => {
-            $(
-                #[repr(C)]
-                pub struct $name {
-                    _private: [u8; 0],
-                }
-            )*
-        };
-    }
-    opaque!(
-        leveldb_t,
-        leveldb_cache_t,
-        leveldb_filterpolicy_t,
-        leveldb_iterator_t,
-        leveldb_options_t,
-        leveldb_readoptions_t,
-        leveldb_writebatch_t,
-        leveldb_writeoptions_t
-    );
-
-    #[link(name = "leveldb")]
-    unsafe extern "C" {
-        pub fn leveldb_open(
-            options: *const leveldb_options_t,
-            name: *const c_char,
-            errptr: *mut *mut c_char,
-        ) -> *mut leveldb_t;
-        pub fn leveldb_close(db: *mut leveldb_t);
-        pub fn leveldb_put(
-            db: *mut leveldb_t,
-            options: *const leveldb_writeoptions_t,
-            key: *const c_char,
-            keylen: size_t,
-            val: *const c_char,
-            vallen: size_t,
-            errptr: *mut *mut c_char,
-        );
-        pub fn leveldb_delete(
-            db: *mut leveldb_t,
-            options: *const leveldb_writeoptions_t,
-            key: *const c_char,
-            keylen: size_t,
-            errptr: *mut *mut c_char,
-        );
-        pub fn leveldb_write(
-            db: *mut leveldb_t,
-            options: *const leveldb_writeoptions_t,
-            batch: *mut leveldb_writebatch_t,
-            errptr: *mut *mut c_char,
-        );
-        pub fn leveldb_get(
-            db: *mut leveldb_t,
-            options: *const leveldb_readoptions_t,
-            key: *const c_char,
-            keylen: size_t,
-            vallen: *mut size_t,
-            errptr: *mut *mut c_char,
-        ) -> *mut c_char;
-        pub fn leveldb_create_iterator(
-            db: *mut leveldb_t,
-            options: *const leveldb_readoptions_t,
-        ) -> *mut leveldb_iterator_t;
-        pub fn leveldb_property_value(db: *mut leveldb_t, propname: *const c_char) -> *mut c_char;
-
-        pub fn leveldb_iter_destroy(it: *mut leveldb_iterator_t);
-        pub fn leveldb_iter_valid(it: *const leveldb_iterator_t) -> u8;
-        pub fn leveldb_iter_seek(it: *mut leveldb_iterator_t, k: *const c_char, klen: size_t);
-        pub fn leveldb_iter_next(it: *mut leveldb_iterator_t);
-        pub fn leveldb_iter_key(it: *const leveldb_iterator_t, klen: *mut size_t) -> *const c_char;
-        pub fn leveldb_iter_value(it: *const leveldb_iterator_t, vlen: *mut size_t) -> *const c_char;
-        pub fn leveldb_iter_get_error(it: *const leveldb_iterator_t, errptr: *mut *mut c_char);
-
-        pub fn leveldb_writebatch_create() -> *mut leveldb_writebatch_t;
-        pub fn leveldb_writebatch_destroy(b: *mut leveldb_writebatch_t);
-        pub fn leveldb_writebatch_clear(b: *mut leveldb_writebatch_t);
-        pub fn leveldb_writebatch_put(
-            b: *mut leveldb_writebatch_t,
-            key: *const c_char,
-            klen: size_t,
-            val: *const c_char,
-            vlen: size_t,
-        );
-        pub fn leveldb_writebatch_delete(b: *mut leveldb_writebatch_t, key: *const c_char, klen: size_t);
-
-        pub fn leveldb_options_create() -> *mut leveldb_options_t;
-        pub fn leveldb_options_destroy(o: *mut leveldb_options_t);
-        pub fn leveldb_options_set_filter_policy(o: *mut leveldb_options_t, p: *mut leveldb_filterpolicy_t);
-        pub fn leveldb_options_set_create_if_missing(o: *mut leveldb_options_t, v: u8);
-        pub fn leveldb_options_set_paranoid_checks(o: *mut leveldb_options_t, v: u8);
-        pub fn leveldb_options_set_write_buffer_size(o: *mut leveldb_options_t, size: size_t);
-        pub fn leveldb_options_set_max_open_files(o: *mut leveldb_options_t, n: c_int);
-        pub fn leveldb_options_set_cache(o: *mut leveldb_options_t, c: *mut leveldb_cache_t);
-        pub fn leveldb_options_set_block_size(o: *mut leveldb_options_t, size: size_t);
-        pub fn leveldb_options_set_block_restart_interval(o: *mut leveldb_options_t, n: c_int);
-        pub fn leveldb_options_set_max_file_size(o: *mut leveldb_options_t, size: size_t);
-        pub fn leveldb_options_set_compression(o: *mut leveldb_options_t, kind: c_int);
-
-        pub fn leveldb_filterpolicy_create_bloom(bits_per_key: c_int) -> *mut leveldb_filterpolicy_t;
-        pub fn leveldb_filterpolicy_destroy(p: *mut leveldb_filterpolicy_t);
-
-        pub fn leveldb_readoptions_create() -> *mut leveldb_readoptions_t;
-        pub fn leveldb_readoptions_destroy(o: *mut leveldb_readoptions_t);
-        pub fn leveldb_writeoptions_create() -> *mut leveldb_writeoptions_t;
-        pub fn leveldb_writeoptions_destroy(o: *mut leveldb_writeoptions_t);
-        pub fn leveldb_writeoptions_set_sync(o: *mut leveldb_writeoptions_t, v: u8);
-
-        pub fn leveldb_cache_create_lru(capacity: size_t) -> *mut leveldb_cache_t;
-        pub fn leveldb_cache_destroy(c: *mut leveldb_cache_t);
-
-        pub fn leveldb_free(ptr: *mut c_void);
-        pub fn leveldb_major_version() -> c_int;
-        pub fn leveldb_minor_version() -> c_int;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn stats_table_parses() {
-        let text = "                               Compactions\n\
-                    Level  Files Size(MB) Time(sec) Read(MB) Write(MB)\n\
-                    --------------------------------------------------\n  \
-                    0        2        4         0        0         4\n  \
-                    1        5       10         1        8         9\n";
-        let stats = parse_level_stats(text);
-        assert!(stats.contains(&("level0.files".to_string(), 2.0)));
-        assert!(stats.contains(&("level1.write_mb".to_string(), 9.0)));
-        assert_eq!(stats.len(), 10);
-    }
-
-    #[test]
-    fn knobs_are_valid_values() {
-        let mut o = EngineOptions::new();
-        for k in knobs() {
-            o.set(k.name.to_string(), k.default.clone());
-        }
-        validate(&o).unwrap();
+    fn version_is_the_linked_librarys() {
         assert!(version().starts_with("LevelDB 1."), "{}", version());
     }
 }

@@ -1,0 +1,234 @@
+//! Storage kinds: where an engine keeps its data, and so what the run makes for each
+//! store it opens. "A fresh store per measurement" and `--keep-data` mean the same for
+//! every kind: memory needs nothing; a disk engine gets a fresh directory under
+//! `--data-dir`, removed after the store closes; a server engine gets a fresh
+//! namespace name (a database, table or key prefix), which it creates when it opens
+//! and which the run removes through [`ServerKind::remove`] after the store closes.
+//! `--keep-data` skips the removal for both.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::{EngineInfo, EngineOptions, EngineResult};
+
+/// Where an engine keeps its data.
+#[derive(Debug, Clone, Copy)]
+pub enum StorageKind {
+    /// In the process's memory: a store lives as long as it is open.
+    Memory,
+    /// In a directory on a disk, under `--data-dir`.
+    Disk,
+    /// In a namespace on a server the engine reaches over the network.
+    Server(&'static ServerKind),
+}
+
+impl StorageKind {
+    /// True for engines that keep their data in the process's memory.
+    pub fn in_memory(self) -> bool {
+        matches!(self, StorageKind::Memory)
+    }
+
+    /// True for engines that need a directory (`--data-dir`).
+    pub fn on_disk(self) -> bool {
+        matches!(self, StorageKind::Disk)
+    }
+
+    /// The server description of a server engine.
+    pub fn server(self) -> Option<&'static ServerKind> {
+        match self {
+            StorageKind::Server(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The `storage:` line of `kvmark engines`.
+    pub fn label(self) -> String {
+        match self {
+            StorageKind::Memory => "in-memory".to_string(),
+            StorageKind::Disk => "persistent (needs --data-dir)".to_string(),
+            StorageKind::Server(s) => format!(
+                "on a server: a fresh {} per store, dropped after it closes unless --keep-data",
+                s.namespace
+            ),
+        }
+    }
+}
+
+/// How a server engine reaches its server and manages its namespaces. The server's
+/// address comes from the engine's own options (a `url` knob, say).
+#[derive(Debug)]
+pub struct ServerKind {
+    /// What one namespace is on this server, for messages: "database", "key prefix".
+    pub namespace: &'static str,
+    /// The server the options point at (a URL), for messages.
+    pub address: fn(&EngineOptions) -> String,
+    /// Connects to the server the options point at: Err(why) when none answers. Used
+    /// by tests to skip an engine whose server is not running.
+    pub probe: fn(&EngineOptions) -> Result<(), String>,
+    /// Removes namespace `name` and everything in it. Called after the store closed
+    /// (or failed to open), unless `--keep-data`.
+    pub remove: fn(&EngineOptions, &str) -> EngineResult<()>,
+}
+
+/// Where one store lives: made for each store by the run (or a test), by the engine's
+/// [`StorageKind`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StorePlace {
+    /// In memory: nothing to name.
+    Memory,
+    /// A fresh, empty directory that is the store's own.
+    Dir(PathBuf),
+    /// A fresh namespace name, unique to this store: the engine creates it at open.
+    Namespace(String),
+}
+
+static NEXT_NAMESPACE: AtomicU64 = AtomicU64::new(0);
+
+/// A namespace name no other store uses, even one of another kvmark process on
+/// another machine: `kvmark_ENGINE_PID_NONCE_N`. Lower-case ASCII letters, digits and
+/// underscores, starting with a letter, at most 63 bytes (PostgreSQL's identifier
+/// limit), so it is a valid database, table or key-prefix name as it is.
+pub fn fresh_namespace(engine: &str) -> String {
+    static NONCE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    let nonce = *NONCE.get_or_init(|| {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos() ^ (d.as_secs() as u32));
+        nanos ^ std::process::id().rotate_left(16)
+    });
+    let engine: String = engine
+        .chars()
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9') => c,
+            _ => '_',
+        })
+        .take(12)
+        .collect();
+    let n = NEXT_NAMESPACE.fetch_add(1, Ordering::Relaxed);
+    format!("kvmark_{engine}_{}_{nonce:08x}_{n}", std::process::id())
+}
+
+/// The environment variable that says the test servers are running (CI sets it to
+/// 1): a server engine whose server does not answer then fails its tests instead of
+/// being skipped.
+pub const REQUIRE_SERVERS_ENV: &str = "KVMARK_REQUIRE_SERVERS";
+
+/// Whether [`REQUIRE_SERVERS_ENV`] is set to 1.
+pub fn servers_required() -> bool {
+    std::env::var(REQUIRE_SERVERS_ENV).is_ok_and(|v| v.trim() == "1")
+}
+
+/// Whether a test can use an engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reach {
+    /// In memory, on disk, or its server answered.
+    Ready,
+    /// Its server did not answer and servers are not required: skip it, saying this.
+    Skip(String),
+    /// Its server did not answer although servers are required: fail, saying this.
+    Fail(String),
+}
+
+/// Whether a test can use `info` with `options`: a server engine is probed, and one
+/// whose server does not answer is skipped, or fails when `require` (see
+/// [`servers_required`]).
+pub fn reach(info: &EngineInfo, options: &EngineOptions, require: bool) -> Reach {
+    let Some(server) = info.storage.server() else {
+        return Reach::Ready;
+    };
+    match (server.probe)(options) {
+        Ok(()) => Reach::Ready,
+        Err(why) => {
+            let what = format!(
+                "engine {}: no server reachable at {} ({why})",
+                info.name,
+                (server.address)(options)
+            );
+            if require {
+                Reach::Fail(format!(
+                    "{what}, but {REQUIRE_SERVERS_ENV}=1 says the servers are started"
+                ))
+            } else {
+                Reach::Skip(format!("{what}, skipped"))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{AppendMethod, EngineError, OpenRequest, Store};
+
+    fn refuse(_: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
+        Err(EngineError::other("not in this test"))
+    }
+
+    static DOWN: ServerKind = ServerKind {
+        namespace: "database",
+        address: |_| "toy://127.0.0.1:1".to_string(),
+        probe: |_| Err("connection refused".to_string()),
+        remove: |_, _| Ok(()),
+    };
+    static UP: ServerKind = ServerKind {
+        probe: |_| Ok(()),
+        ..DOWN
+    };
+
+    fn engine(storage: StorageKind) -> EngineInfo {
+        EngineInfo {
+            name: "toy",
+            storage,
+            description: "a test engine",
+            append: AppendMethod::ReadThenWrite,
+            del_reports_existence: false,
+            atomic_batches: false,
+            version: || "toy 1".to_string(),
+            knobs: &crate::engine::skiplist::KNOBS,
+            open: refuse,
+        }
+    }
+
+    #[test]
+    fn an_unreachable_server_is_skipped_unless_servers_are_required() {
+        let o = EngineOptions::new();
+        for storage in [StorageKind::Memory, StorageKind::Disk, StorageKind::Server(&UP)] {
+            assert_eq!(reach(&engine(storage), &o, true), Reach::Ready);
+            assert_eq!(reach(&engine(storage), &o, false), Reach::Ready);
+        }
+        let down = engine(StorageKind::Server(&DOWN));
+        assert_eq!(
+            reach(&down, &o, false),
+            Reach::Skip("engine toy: no server reachable at toy://127.0.0.1:1 (connection refused), skipped".into())
+        );
+        match reach(&down, &o, true) {
+            Reach::Fail(m) => assert!(
+                m.starts_with("engine toy: no server reachable at toy://127.0.0.1:1")
+                    && m.contains("KVMARK_REQUIRE_SERVERS=1"),
+                "{m}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn namespaces_are_fresh_and_valid_identifiers() {
+        let a = fresh_namespace("Redis-7");
+        let b = fresh_namespace("Redis-7");
+        assert_ne!(a, b);
+        assert!(a.starts_with("kvmark_redis_7_"), "{a}");
+        assert!(a.len() <= 63, "{a}");
+        assert!(
+            a.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+            "{a}"
+        );
+    }
+
+    #[test]
+    fn labels_keep_the_listing_words() {
+        assert_eq!(StorageKind::Memory.label(), "in-memory");
+        assert_eq!(StorageKind::Disk.label(), "persistent (needs --data-dir)");
+        assert!(StorageKind::Server(&UP).label().contains("a fresh database per store"));
+    }
+}
