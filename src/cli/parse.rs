@@ -300,6 +300,21 @@ mod tests {
     }
 
     #[test]
+    fn flags_refused_together_note_the_lines_that_set_them() {
+        let err = complaint("[bench]\nrate = 100\n\nwarmup = 3\nsecs = 1\n");
+        assert_eq!(
+            err,
+            "--warmup 3 is not shorter than --secs 1: nothing would be measured \
+             (warmup is set at run.cnf:4; secs is set at run.cnf:5)"
+        );
+        let err = complaint("[bench]\narrival = poisson\n");
+        assert!(
+            err.ends_with("give --rate or --slo too (arrival is set at run.cnf:2)"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn a_value_the_command_line_gave_is_worded_as_a_flag() {
         let args = over("[bench]\nops = 5\n", &["--secs", "-2"]).unwrap();
         let err = args.into_plan_with(no_workload).err().map(|e| e.0);

@@ -71,6 +71,19 @@ impl RunArgs {
         self.refused(arg, format!("--{} {value}: {msg}", arg.replace('_', "-")), msg)
     }
 
+    /// A complaint about flags taken together, noting where a config file set any of
+    /// `args`: "MSG (KEY is set at FILE:LINE)".
+    pub(super) fn together(&self, args: &[&str], msg: impl Into<String>) -> UsageError {
+        let set: Vec<String> = args
+            .iter()
+            .filter_map(|a| self.file_arg_origins.get(*a).map(|at| format!("{a} is set at {at}")))
+            .collect();
+        match set.is_empty() {
+            true => usage(msg),
+            false => usage(format!("{} ({})", msg.into(), set.join("; "))),
+        }
+    }
+
     /// "--FLAG: MSG" on the command line, "KEY: MSG" in a config file.
     pub(super) fn refused_flag(&self, arg: &str, msg: impl Display) -> UsageError {
         self.refused(arg, format!("--{}: {msg}", arg.replace('_', "-")), msg)
@@ -203,11 +216,14 @@ impl RunArgs {
         if self.data_dir.is_none()
             && let Some(e) = engines.iter().find(|e| e.persistent)
         {
-            return Err(usage(format!(
-                "engine {} stores data on disk: give --data-dir DIR on the disk you mean to benchmark \
-                 (there is no default, since /tmp is often tmpfs and would benchmark RAM)",
-                e.name
-            )));
+            return Err(self.together(
+                &["backend"],
+                format!(
+                    "engine {} stores data on disk: give --data-dir DIR on the disk you mean to benchmark \
+                     (there is no default, since /tmp is often tmpfs and would benchmark RAM)",
+                    e.name
+                ),
+            ));
         }
         let mut engine_options = self.file_engine_options.clone();
         let mut option_origins = self.file_option_origins.clone();
@@ -348,26 +364,32 @@ impl OpenLoop {
             .transpose()
             .map_err(|m| args.refused("slo", m.clone(), m))?;
         if slo.is_some() && !rates.is_empty() {
-            return Err(usage(
+            return Err(args.together(
+                &["slo", "rate"],
                 "--slo searches for the rate itself: drop --rate (or drop --slo to measure the given rates)",
             ));
         }
         if slo.is_some() && repeat > 1 {
-            return Err(usage("--slo runs each probe once: drop --repeat"));
+            return Err(args.together(&["slo", "repeat"], "--slo runs each probe once: drop --repeat"));
         }
         let arrival = match &args.arrival {
             None => Arrival::Constant,
             Some(a) => {
                 let arrival = Arrival::parse(a).map_err(|m| args.refused("arrival", m.clone(), m))?;
                 if rates.is_empty() && slo.is_none() {
-                    return Err(usage("--arrival applies to paced runs: give --rate or --slo too"));
+                    return Err(args.together(
+                        &["arrival"],
+                        "--arrival applies to paced runs: give --rate or --slo too",
+                    ));
                 }
                 arrival
             }
         };
         let slo_secs = match args.slo_secs {
             None => DEFAULT_SLO_SECS,
-            Some(_) if slo.is_none() => return Err(usage("--slo-secs applies to an SLO search: give --slo too")),
+            Some(_) if slo.is_none() => {
+                return Err(args.together(&["slo_secs"], "--slo-secs applies to an SLO search: give --slo too"));
+            }
             Some(s) if !(s.is_finite() && s > 0.0) => {
                 return Err(args.refused(
                     "slo_secs",
@@ -388,19 +410,21 @@ impl OpenLoop {
             }
             Some(w) => {
                 let phase = if slo.is_some() {
-                    Some(("--slo-secs", slo_secs))
+                    Some(("slo_secs", slo_secs))
                 } else {
                     match budget {
-                        Budget::Secs(s) => Some(("--secs", s)),
+                        Budget::Secs(s) => Some(("secs", s)),
                         Budget::Ops(_) => None,
                     }
                 };
-                if let Some((flag, secs)) = phase
+                if let Some((arg, secs)) = phase
                     && w >= secs
                 {
-                    return Err(usage(format!(
-                        "--warmup {w} is not shorter than {flag} {secs}: nothing would be measured"
-                    )));
+                    let flag = arg.replace('_', "-");
+                    return Err(args.together(
+                        &["warmup", arg],
+                        format!("--warmup {w} is not shorter than --{flag} {secs}: nothing would be measured"),
+                    ));
                 }
                 (w > 0.0).then(|| Duration::from_secs_f64(w))
             }
