@@ -27,11 +27,7 @@ impl RunArgs {
         }
         let scale = match self.scale {
             Some(f) if !(f.is_finite() && f > 0.0) => {
-                return Err(self.refused(
-                    "scale",
-                    format!("--scale {f}: give a positive factor, e.g. 0.1"),
-                    format!("'{f}' is not a positive factor"),
-                ));
+                return Err(self.refused_value("scale", f, "give a positive factor, e.g. 0.1"));
             }
             other => other,
         };

@@ -279,7 +279,8 @@ mod tests {
             ("[bench]\nwarmup = -1\n", 2, "warmup: '-1' is not a number of seconds"),
             ("[bench]\nslo = quick\n", 2, "slo: "),
             ("[bench]\nepochs = 0\n", 2, "epochs: give at least 1 epoch"),
-            ("[bench]\nscale = -1\n", 2, "scale: '-1' is not a positive factor"),
+            ("[bench]\nscale = -1\n", 2, "scale: give a positive factor"),
+            ("[bench]\nscale = x\n", 2, "scale: 'x' is not a positive factor"),
             (
                 "[bench]\nmax_value_bytes = 0\n",
                 2,

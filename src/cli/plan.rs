@@ -391,11 +391,7 @@ impl OpenLoop {
                 return Err(args.together(&["slo_secs"], "--slo-secs applies to an SLO search: give --slo too"));
             }
             Some(s) if !(s.is_finite() && s > 0.0) => {
-                return Err(args.refused(
-                    "slo_secs",
-                    format!("--slo-secs {s}: give a positive number of seconds"),
-                    format!("'{s}' is not a positive number of seconds"),
-                ));
+                return Err(args.refused_value("slo_secs", s, "give a positive number of seconds"));
             }
             Some(s) => s,
         };
