@@ -141,6 +141,8 @@ pub fn bench_keys(flags: &clap::Command) -> Vec<String> {
         .collect()
 }
 
+/// Turns `[bench]` entries into arguments for `flags`, refusing unknown, repeated and
+/// empty keys and malformed switches and lists; the parser checks the values.
 fn bench(file: &mut ConfigFile, entries: &[Entry], flags: &clap::Command) -> Result<(), ConfigError> {
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     for e in entries {
