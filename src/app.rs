@@ -165,13 +165,6 @@ fn run_benchmark_with(args: RunArgs, open: Opener) -> u8 {
         eprintln!("kvmark: warning: cannot install the Ctrl-C handler: {e}");
     }
 
-    let args = match config::apply(args) {
-        Ok(args) => args,
-        Err(e) => {
-            eprintln!("kvmark: error: {e}");
-            return EXIT_USAGE;
-        }
-    };
     // Read before `args` is consumed by the plan.
     let given = Given {
         report: args.report.is_some(),

@@ -1,9 +1,18 @@
 //! The kvmark binary: parse, dispatch, exit status.
 
-use clap::Parser;
+use std::process::ExitCode;
 
-fn main() -> std::process::ExitCode {
-    kvmark::app::main(kvmark::cli::Cli::parse())
+use kvmark::cli::ParseError;
+
+fn main() -> ExitCode {
+    match kvmark::cli::parse_from(std::env::args_os()) {
+        Ok(cli) => kvmark::app::main(cli),
+        Err(ParseError::Clap(e)) => e.exit(),
+        Err(ParseError::Config(e)) => {
+            eprintln!("kvmark: error: {e}");
+            ExitCode::from(kvmark::app::EXIT_USAGE)
+        }
+    }
 }
 
 // mimalloc scales across threads (cross-thread frees are common here: a value written

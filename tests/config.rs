@@ -379,7 +379,21 @@ fn the_bundled_samples_load() {
         if engines.iter().any(|e| kvmark::engine::find(e).is_none()) {
             continue;
         }
-        kvmark::config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        // Every value is checked as a run would check it; the sample's data directory
+        // is replaced by one that exists here.
+        let data = tempfile::tempdir().unwrap();
+        let cli = kvmark::cli::parse_from([
+            "kvmark",
+            "--config",
+            path.to_str().unwrap(),
+            "--data-dir",
+            data.path().to_str().unwrap(),
+        ])
+        .unwrap_or_else(|e| panic!("{e}"));
+        cli.run.outputs().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        cli.run
+            .into_plan()
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     }
 }
 
@@ -520,4 +534,48 @@ fn open_loop_and_list_values_on_the_command_line_override_the_file() {
         let out = stdout(&o);
         assert!(!out.contains("rate: target") && !out.contains("response time"), "{out}");
     }
+}
+
+#[test]
+fn values_the_plan_refuses_name_the_config_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "[bench]\nops = 5\nthreads = 2,0\n",
+            "3: threads: '0' is not a positive whole number",
+        ),
+        ("[bench]\nbackend = nosuch\n", "2: backend: unknown engine 'nosuch'"),
+        ("[bench]\n\nrepeat = 0\n", "3: repeat: give at least 1"),
+        ("[bench]\nprobe = gpu\n", "2: probe: unknown probe 'gpu'"),
+    ];
+    for (i, (text, msg)) in cases.into_iter().enumerate() {
+        let path = dir.path().join(format!("bad{i}.cnf"));
+        std::fs::write(&path, text).unwrap();
+        let o = kvmark(&["--config", path.to_str().unwrap(), &workload("ctx.lua")]);
+        assert_exit(&o, 2);
+        let err = stderr(&o);
+        assert!(err.contains(&format!("{}:{msg}", path.display())), "{text:?}: {err}");
+    }
+    // Settings refused together name the lines that set them.
+    let path = dir.path().join("together.cnf");
+    std::fs::write(&path, "[bench]\nrate = 100\nwarmup = 3\nsecs = 1\n").unwrap();
+    let o = kvmark(&["--config", path.to_str().unwrap(), &workload("ctx.lua")]);
+    assert_exit(&o, 2);
+    let p = path.display();
+    assert!(
+        stderr(&o).contains(&format!(
+            "--warmup 3 is not shorter than --secs 1: nothing would be measured \
+             (warmup is set at {p}:3; secs is set at {p}:4)"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    // A value the command line replaces is the command line's to check.
+    let o = kvmark(&["--config", path.to_str().unwrap(), "--secs", "-1", &workload("ctx.lua")]);
+    assert_exit(&o, 2);
+    assert!(
+        stderr(&o).contains("error: --secs -1: give a positive number"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use super::{RunArgs, UsageError, usage};
+use super::RunArgs;
+use super::plan::{UsageError, usage};
 use crate::config::size::parse_size;
 use crate::run::ivs::{self, EpochFlags, IvsMode};
 use crate::workload::Workload;
@@ -12,21 +13,21 @@ impl RunArgs {
     pub(super) fn max_value_bytes(&self) -> Result<Option<u64>, UsageError> {
         match self.max_value_bytes.as_deref() {
             None => Ok(Some(crate::engine::DEFAULT_MAX_VALUE_BYTES)),
-            Some(text) => parse_value_cap(text).map_err(|e| usage(format!("--max-value-bytes {}: {e}", text.trim()))),
+            Some(text) => parse_value_cap(text).map_err(|e| self.refused_value("max_value_bytes", text.trim(), e)),
         }
     }
 
     /// The epoch flags, checked one by one.
     pub(super) fn epoch_flags(&self) -> Result<EpochFlags, UsageError> {
         if self.epochs == Some(0) {
-            return Err(usage("--epochs 0: give at least 1 epoch"));
+            return Err(self.refused_value("epochs", 0, "give at least 1 epoch"));
         }
         if self.extend_ops == Some(0) {
-            return Err(usage("--extend-ops 0: give at least 1 extend per epoch"));
+            return Err(self.refused_value("extend_ops", 0, "give at least 1 extend per epoch"));
         }
         let scale = match self.scale {
             Some(f) if !(f.is_finite() && f > 0.0) => {
-                return Err(usage(format!("--scale {f}: give a positive factor, e.g. 0.1")));
+                return Err(self.refused_value("scale", f, "give a positive factor, e.g. 0.1"));
             }
             other => other,
         };
@@ -39,13 +40,13 @@ impl RunArgs {
                 .as_deref()
                 .map(ivs::parse_extend_dist)
                 .transpose()
-                .map_err(|e| usage(format!("--extend-dist: {e}")))?,
+                .map_err(|e| self.refused_flag("extend_dist", e))?,
             modes: self
                 .ivs_mode
                 .as_deref()
                 .map(IvsMode::parse_list)
                 .transpose()
-                .map_err(|e| usage(format!("--ivs-mode: {e}")))?,
+                .map_err(|e| self.refused_flag("ivs_mode", e))?,
             scale,
             verify: self.ivs_verify && !self.no_ivs_verify,
         })

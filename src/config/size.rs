@@ -67,6 +67,16 @@ pub fn looks_like_size(text: &str) -> bool {
     }
 }
 
+/// An engine option value as engines receive it: a value written like a size with a
+/// unit (`64M`) must be a valid size and becomes bytes; anything else is unchanged.
+pub fn normalize_option(value: &str) -> Result<String, String> {
+    if looks_like_size(value) {
+        parse_size(value).map(|n| n.to_string()).map_err(|e| e.to_string())
+    } else {
+        Ok(value.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

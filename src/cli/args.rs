@@ -1,0 +1,386 @@
+//! The command line's definitions: the flags and subcommands (keybench-compatible
+//! names), and the parsers of their values. A config file's `[bench]` keys are these
+//! flags too (`crate::config`); [`super::plan`] turns them into a run.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::engine::EngineOptions;
+
+/// kvmark: a benchmark harness for sorted key-value stores.
+#[derive(Debug, Parser)]
+#[command(
+    name = "kvmark",
+    version,
+    about = "A benchmark harness for sorted key-value stores",
+    long_about = "A benchmark harness for sorted key-value stores.\n\n\
+        A workload (a Lua script, a declarative JSON spec, or an operation log) runs unchanged \
+        against every engine. kvmark sweeps the grid engines x threads x batch sizes x target \
+        rates, repeats each cell, times every operation into whole latency histograms, and \
+        reports throughput (wu/s: workload units, one per run() call or spec operation; ops/s: \
+        primitive key operations) and latency percentiles per operation kind: service time in \
+        closed loop, and response time too in open loop (--rate, --slo).",
+    after_help = "Examples:\n  \
+        kvmark workloads/mixed.lua\n  \
+        kvmark --secs 10 --threads 1,2 workloads/mixed.lua workloads/scan.lua\n  \
+        kvmark --batch 1,8,64 --repeat 3 workloads/batch.lua\n  \
+        kvmark --threads 1,4 specs/ycsb-a.json\n  \
+        kvmark gen specs/ycsb-a.json -o ycsb-a.ops && kvmark replay ycsb-a.ops\n  \
+        kvmark --rate 1000,5000,20000 --secs 5 --warmup 1 workloads/mixed.lua\n  \
+        kvmark --slo 'p99<2ms' --threads 1,2 workloads/mixed.lua\n  \
+        kvmark --secs 10 --timeline 0.5 --report-dir results workloads/mixed.lua\n  \
+        kvmark --scale 0.1 --ivs-mode all --backend lmdb --data-dir /var/tmp/kvb specs/ivs-a.json\n  \
+        kvmark --config samples/skiplist-sweep.cnf --secs 2\n  \
+        kvmark --secs 5 --timeline 0.2 --report-dir results --auto-plot workloads/mixed.lua\n  \
+        kvmark plot results/20250101-120000 --out figs --html\n  \
+        kvmark engines",
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    /// A subcommand instead of a benchmark run.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// Benchmark run options.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List every compiled-in engine: persistence, library version, how append and
+    /// delete work, and every knob with its default.
+    Engines,
+    /// Write a spec's operation stream as an operation log (Tectonic's line format).
+    Gen(GenArgs),
+    /// Replay operation logs (written by `gen`, or any log in the same line format)
+    /// against the engines, with the same flags and reports as a benchmark run.
+    Replay(Box<RunArgs>),
+    /// Draw figures (PNG, SVG or PDF) and the interactive HTML report from result
+    /// directories written by --report-dir; several directories overlay.
+    Plot(PlotArgs),
+}
+
+/// Flags of `kvmark plot`.
+#[derive(Debug, Args, Clone)]
+pub struct PlotArgs {
+    /// Result directories written by --report-dir, or a directory holding several
+    /// (each is plotted). Several overlay in every figure, labelled by directory.
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
+
+    /// Where to write the figures and figures.json (created if missing).
+    #[arg(short, long, value_name = "FIGDIR")]
+    pub out: PathBuf,
+
+    /// Figure format: png, svg or pdf. [default: png]
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+
+    /// Also write the interactive report, FIGDIR/report.html.
+    #[arg(long)]
+    pub html: bool,
+
+    /// Engine colours: a file of `engine = #rrggbb` lines, over the bundled palette
+    /// (assets/palette.txt).
+    #[arg(long, value_name = "FILE")]
+    pub palette: Option<PathBuf>,
+}
+
+/// Flags of `kvmark gen`.
+#[derive(Debug, Args, Clone)]
+pub struct GenArgs {
+    /// The spec (.json).
+    #[arg(value_name = "SPEC")]
+    pub spec: PathBuf,
+
+    /// The log file to write; `-` writes to stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// Seed of every random choice. [default: 1]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Leave out kvmark's `# phase NAME` lines, for tools that read only Tectonic's
+    /// operation lines.
+    #[arg(long)]
+    pub plain: bool,
+}
+
+/// Flags of a benchmark run. Every value is optional here so that a config file can
+/// supply defaults that the command line then overrides.
+#[derive(Debug, Args, Default, Clone)]
+pub struct RunArgs {
+    /// Workload files (.lua scripts, .json specs, .ops operation logs), run in sequence,
+    /// each over the whole grid with its own fresh stores. Given here, they replace a
+    /// config file's `workload` lines.
+    #[arg(value_name = "WORKLOAD")]
+    pub workloads: Vec<PathBuf>,
+
+    /// Total units (run() calls) across all threads, split evenly; then stop.
+    /// [default: 200000]
+    #[arg(long, value_name = "N", value_parser = whole::<u64>)]
+    pub ops: Option<u64>,
+
+    /// Run each point for S seconds instead of a unit count (clears --ops). Fractions
+    /// are allowed.
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = seconds)]
+    pub secs: Option<f64>,
+
+    /// Worker thread counts to sweep, comma-separated (e.g. 1,2,4). [default: 1]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = sweep_item)]
+    pub threads: Option<Vec<usize>>,
+
+    /// Batch sizes to sweep for workloads that return `batched = true` (others run once
+    /// at batch 1); overrides a workload's own sweep of `batch`. [default: 1]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = sweep_item)]
+    pub batch: Option<Vec<usize>>,
+
+    /// Engines to compare, comma-separated; `kvmark engines` lists them.
+    /// [default: skiplist]
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub backend: Option<Vec<String>>,
+
+    /// Measure each grid cell N times: throughput is the median (with its min-max),
+    /// latency percentiles come from the exact merge of all repeats. [default: 1]
+    #[arg(long, value_name = "N", value_parser = whole::<usize>)]
+    pub repeat: Option<usize>,
+
+    /// ctx.users: the user population a workload may address. [default: 100000]
+    #[arg(long, value_name = "N", value_parser = whole::<u64>)]
+    pub users: Option<u64>,
+
+    /// ctx.items: the catalog or keyspace size a workload may address. [default: 100000]
+    #[arg(long, value_name = "N", value_parser = whole::<u64>)]
+    pub items: Option<u64>,
+
+    /// Base RNG seed; thread t seeds its Lua state with seed + t. [default: 1]
+    #[arg(long, value_name = "N", value_parser = whole::<u64>)]
+    pub seed: Option<u64>,
+
+    /// Threads running the workload's load() (the seed phase). [default: the point's
+    /// thread count; with --seed-once, the largest in --threads]
+    #[arg(long, value_name = "N", value_parser = whole::<usize>)]
+    pub seed_threads: Option<usize>,
+
+    /// Seed one store per engine (and per sweep value when the workload sets
+    /// seed_per_value) and run every thread count, batch size and repeat against it,
+    /// instead of a fresh store per measurement.
+    #[arg(long, overrides_with = "no_seed_once")]
+    pub seed_once: bool,
+
+    /// Switch --seed-once off (overrides a config file).
+    #[arg(long, overrides_with = "seed_once")]
+    pub no_seed_once: bool,
+
+    /// Directory on the disk to benchmark; persistent engines create a fresh store
+    /// directory in it per measurement. Required by persistent engines (there is no
+    /// default: /tmp is often tmpfs, which would benchmark RAM).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+
+    /// Keep store directories under --data-dir instead of removing them after use.
+    #[arg(long, overrides_with = "no_keep_data")]
+    pub keep_data: bool,
+
+    /// Switch --keep-data off (overrides a config file).
+    #[arg(long, overrides_with = "keep_data")]
+    pub no_keep_data: bool,
+
+    /// Before every timed phase (after the seed, and between a spec's phases), wait
+    /// until the engine's background flushes and compactions are done (RocksDB);
+    /// the wait is part of no phase.
+    #[arg(long, overrides_with = "no_settle")]
+    pub settle: bool,
+
+    /// Switch --settle off (overrides a config file).
+    #[arg(long, overrides_with = "settle")]
+    pub no_settle: bool,
+
+    /// An engine option, ENGINE.KEY=VALUE (repeatable); `kvmark engines` lists the keys.
+    /// Sizes take K, M, G or T (powers of 1024). Overrides the same key of a config
+    /// file's engine section.
+    #[arg(long, value_name = "ENGINE.KEY=VALUE")]
+    pub engine_opt: Vec<String>,
+
+    /// Sample a live timeline every S seconds (fractions allowed, e.g. 0.1): throughput,
+    /// interval latency per operation kind, the system probe, the store's disk bytes and
+    /// the engine's stats. Written by the timeline sink and --report-dir.
+    #[arg(long, value_name = "S", value_parser = seconds)]
+    pub timeline: Option<f64>,
+
+    /// Switch the timeline off (overrides a config file).
+    #[arg(long, conflicts_with = "timeline")]
+    pub no_timeline: bool,
+
+    /// Probes to record: a comma list of system, build; or all, or none. [default: all]
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub probe: Option<Vec<String>>,
+
+    /// Report sinks, a comma list of NAME or NAME:PATH (a bare name or PATH - is
+    /// stdout): console, tsv, timeline, json, hdr (PATH is a directory of histogram
+    /// logs). [default: console]
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub report: Option<Vec<String>>,
+
+    /// Write every report into a fresh directory under DIR (report.txt, points.tsv,
+    /// timeline.tsv, results.json, hdr/, replay.cnf); overrides --report, and the
+    /// console report still goes to stdout.
+    #[arg(long, value_name = "DIR")]
+    pub report_dir: Option<PathBuf>,
+
+    /// Switch --report-dir off (overrides a config file).
+    #[arg(long, conflicts_with = "report_dir")]
+    pub no_report_dir: bool,
+
+    /// At the end of a --report-dir run, also render every figure (PNG) into the
+    /// report directory's figures/ (report.html is written either way).
+    #[arg(long, overrides_with = "no_auto_plot")]
+    pub auto_plot: bool,
+
+    /// Switch --auto-plot off (overrides a config file).
+    #[arg(long, overrides_with = "auto_plot")]
+    pub no_auto_plot: bool,
+
+    /// Load run settings from an INI file: [bench] holds the flags, a section named
+    /// after an engine holds its options. Every flag given here overrides the file.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Write the effective run to FILE as a config that `--config FILE` replays
+    /// (same grid, same seeds), then run it.
+    #[arg(long, value_name = "FILE")]
+    pub save_config: Option<PathBuf>,
+
+    /// Open loop: target rates to sweep, for the whole run (split evenly over its
+    /// threads). Units per second (5000), or a bandwidth of written key and value bytes
+    /// (200MB/s; KB, MB, GB are powers of 1000, KiB, MiB, GiB of 1024). Units start on
+    /// their intended schedule; latency is also measured from the intended start
+    /// (response time) beside the engine call alone (service time).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub rate: Option<Vec<String>>,
+
+    /// Run closed loop: drop a config file's rate, slo, arrival and slo_secs.
+    #[arg(long, conflicts_with_all = ["rate", "slo", "arrival", "slo_secs"])]
+    pub no_rate: bool,
+
+    /// How paced units arrive: constant (evenly spaced) or poisson (exponential gaps,
+    /// seeded with seed + thread). [default: constant]
+    #[arg(long, value_name = "KIND")]
+    pub arrival: Option<String>,
+
+    /// Exclude the first S seconds of each measurement's timed phase from its
+    /// histograms and throughput (the units still run; the report says how many).
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = warmup_seconds)]
+    pub warmup: Option<f64>,
+
+    /// Find the highest rate meeting a response-time objective, per grid point, by a
+    /// short closed-loop run then a bounded search of open-loop probes:
+    /// [KIND:]pN<LIMIT, for example 'p99<2ms' or 'get:p99.9<500us' (ns, us, ms, s).
+    #[arg(long, value_name = "OBJECTIVE")]
+    pub slo: Option<String>,
+
+    /// Seconds each SLO probe (and the capacity run) lasts. [default: 2]
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = seconds)]
+    pub slo_secs: Option<f64>,
+
+    /// Growing values (YCSB-IVS): after the load, run N epochs, each an extend phase
+    /// (appends to existing keys) and then the workload's run phase, each reported as
+    /// its own point. A spec's own `epochs` block sets this too.
+    #[arg(long, value_name = "N", value_parser = whole::<u32>)]
+    pub epochs: Option<u32>,
+
+    /// Extends per epoch. [default: 100000, or the spec's]
+    #[arg(long, value_name = "M", value_parser = whole::<u64>)]
+    pub extend_ops: Option<u64>,
+
+    /// Bytes each extend appends. [default: 100, or the spec's]
+    #[arg(long, value_name = "B", value_parser = whole::<u64>)]
+    pub extend_bytes: Option<u64>,
+
+    /// Which keys the extends grow: zipfian (YCSB's, scrambled, 0.99) or uniform.
+    /// [default: zipfian, or the spec's]
+    #[arg(long, value_name = "DIST")]
+    pub extend_dist: Option<String>,
+
+    /// Run modes per epoch, a comma list of main (the store that lived through the
+    /// extends), clean (a fresh store loaded from a dump of it), average (the same
+    /// records, all of the average length), spread (the same volume in records of the
+    /// initial length), or all; main always runs (its run phases are the main store's
+    /// history). [default: main, or the spec's]
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub ivs_mode: Option<Vec<String>>,
+
+    /// Multiply the load, the extends per epoch and the run phase by F (0.1 makes a
+    /// paper-scale run about ten times quicker). [default: 1]
+    #[arg(long, value_name = "F", value_parser = factor)]
+    pub scale: Option<f64>,
+
+    /// Check that every clean store holds exactly the main store's data (a hash of
+    /// every key and value; it reads the store before the run phase, warming caches).
+    #[arg(long, overrides_with = "no_ivs_verify")]
+    pub ivs_verify: bool,
+
+    /// Switch --ivs-verify off (overrides a config file).
+    #[arg(long, overrides_with = "ivs_verify")]
+    pub no_ivs_verify: bool,
+
+    /// Appends never grow a value past this many bytes; one that would is skipped and
+    /// counted. A size (K, M, G: powers of 1024) or `none`. [default: 1600000, 1.6 MB
+    /// as in YCSB-IVS]
+    #[arg(long, value_name = "SIZE")]
+    pub max_value_bytes: Option<String>,
+
+    /// Engine options from a config file's engine sections (the command line's
+    /// --engine-opt overrides them key by key).
+    #[arg(skip)]
+    pub file_engine_options: BTreeMap<String, EngineOptions>,
+
+    /// Where each engine option of a config file was set: (engine, key) to
+    /// "FILE:LINE", so an engine's complaint about a key can point at the line.
+    #[arg(skip)]
+    pub file_option_origins: BTreeMap<(String, String), String>,
+
+    /// Where each flag a config file set was set: flag id (`threads`) to "FILE:LINE",
+    /// so the plan's complaint about its value names the line.
+    #[arg(skip)]
+    pub file_arg_origins: BTreeMap<String, String>,
+}
+
+/// A count written in digits only (so a config file's `ops = 1e6` is refused, not
+/// read as 1).
+fn whole<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("'{text}' is not a whole number"));
+    }
+    text.parse().map_err(|_| format!("'{text}' is out of range"))
+}
+
+/// One item of a sweep list (threads, batch sizes); the plan refuses 0 with the list.
+fn sweep_item(text: &str) -> Result<usize, String> {
+    whole(text).map_err(|_| format!("'{text}' is not a positive whole number"))
+}
+
+fn number(text: &str, what: &str) -> Result<f64, String> {
+    text.parse().map_err(|_| format!("'{text}' is not {what}"))
+}
+
+/// Seconds; the plan checks the range, which differs by flag.
+fn seconds(text: &str) -> Result<f64, String> {
+    number(text, "a positive number of seconds")
+}
+
+/// `--warmup` seconds, which may be 0.
+fn warmup_seconds(text: &str) -> Result<f64, String> {
+    number(text, "a number of seconds, 0 or more")
+}
+
+/// `--scale`.
+fn factor(text: &str) -> Result<f64, String> {
+    number(text, "a positive factor")
+}

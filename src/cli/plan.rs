@@ -1,0 +1,469 @@
+//! The plan built from the flags: every value checked and converted into a
+//! [`run::Plan`](Plan). A refused value is worded for where it was given: the command
+//! line's flag, or the config file's line and key ([`RunArgs::file_arg_origins`]).
+
+use std::collections::BTreeMap;
+use std::fmt::Display;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::RunArgs;
+use super::epochs;
+use crate::config::normalize_option;
+use crate::engine::{self, EngineInfo, EngineOptions};
+use crate::probe::ProbeSet;
+use crate::report::setup::{self, Outputs};
+use crate::run::Plan;
+use crate::run::pace::{Arrival, Rate};
+use crate::run::slo::Slo;
+use crate::workload::{self, Budget, Params, Workload, WorkloadError};
+
+/// Default unit budget across all threads.
+pub const DEFAULT_OPS: u64 = 200_000;
+/// Default ctx.users.
+pub const DEFAULT_USERS: u64 = 100_000;
+/// Default ctx.items.
+pub const DEFAULT_ITEMS: u64 = 100_000;
+/// Default base seed.
+pub const DEFAULT_SEED: u64 = 1;
+/// Default seconds per SLO probe.
+pub const DEFAULT_SLO_SECS: f64 = 2.0;
+
+/// Shortest timeline period: shorter ones would make the sampler a busy thread.
+pub const MIN_TIMELINE: f64 = 0.01;
+/// Longest timeline period (a day).
+pub const MAX_TIMELINE: f64 = 86_400.0;
+
+/// True for a usable `--timeline` period in seconds.
+pub fn timeline_ok(secs: f64) -> bool {
+    secs.is_finite() && (MIN_TIMELINE..=MAX_TIMELINE).contains(&secs)
+}
+
+/// A problem with the command line or the files it names: exit status 2.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+pub(super) fn usage(msg: impl Into<String>) -> UsageError {
+    UsageError(msg.into())
+}
+
+impl RunArgs {
+    /// `arg`'s value refused: `on_cli` as the command line words it or, when a config
+    /// file set it, "FILE:LINE: KEY: {in_file}".
+    pub(super) fn refused(&self, arg: &str, on_cli: impl Into<String>, in_file: impl Display) -> UsageError {
+        match self.file_arg_origins.get(arg) {
+            Some(at) => usage(format!("{at}: {arg}: {in_file}")),
+            None => usage(on_cli),
+        }
+    }
+
+    /// "--FLAG VALUE: MSG" on the command line, "KEY: MSG" in a config file.
+    pub(super) fn refused_value(&self, arg: &str, value: impl Display, msg: impl Display) -> UsageError {
+        self.refused(arg, format!("--{} {value}: {msg}", arg.replace('_', "-")), msg)
+    }
+
+    /// A complaint about flags taken together, noting where a config file set any of
+    /// `args`: "MSG (KEY is set at FILE:LINE)".
+    pub(super) fn together(&self, args: &[&str], msg: impl Into<String>) -> UsageError {
+        let set: Vec<String> = args
+            .iter()
+            .filter_map(|a| self.file_arg_origins.get(*a).map(|at| format!("{a} is set at {at}")))
+            .collect();
+        match set.is_empty() {
+            true => usage(msg),
+            false => usage(format!("{} ({})", msg.into(), set.join("; "))),
+        }
+    }
+
+    /// "--FLAG: MSG" on the command line, "KEY: MSG" in a config file.
+    pub(super) fn refused_flag(&self, arg: &str, msg: impl Display) -> UsageError {
+        self.refused(arg, format!("--{}: {msg}", arg.replace('_', "-")), msg)
+    }
+}
+
+/// Parses `ENGINE.KEY=VALUE` flags into per-engine option sets.
+pub fn parse_engine_opts(flags: &[String]) -> Result<BTreeMap<String, EngineOptions>, UsageError> {
+    let mut out: BTreeMap<String, EngineOptions> = BTreeMap::new();
+    for flag in flags {
+        let bad = || {
+            usage(format!(
+                "--engine-opt '{flag}': expected ENGINE.KEY=VALUE, for example rocksdb.write_buffer_size=64M"
+            ))
+        };
+        let (lhs, value) = flag.split_once('=').ok_or_else(bad)?;
+        let (engine_name, key) = lhs.split_once('.').ok_or_else(bad)?;
+        if engine_name.is_empty() || key.is_empty() {
+            return Err(bad());
+        }
+        let value = normalize_option(value).map_err(|e| usage(format!("--engine-opt '{flag}': {e}")))?;
+        if engine::find(engine_name).is_none() {
+            return Err(usage(format!(
+                "--engine-opt '{flag}': unknown engine '{engine_name}' (compiled in: {})",
+                engine_names()
+            )));
+        }
+        out.entry(engine_name.to_string()).or_default().set(key, value);
+    }
+    Ok(out)
+}
+
+fn engine_names() -> String {
+    engine::registry().iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
+}
+
+fn positive_list(name: &str, list: Option<Vec<usize>>, default: Vec<usize>) -> Result<Vec<usize>, UsageError> {
+    let list = list.unwrap_or(default);
+    if list.is_empty() || list.contains(&0) {
+        return Err(usage(format!(
+            "--{name} needs positive integers, for example --{name} 1,2,4"
+        )));
+    }
+    Ok(list)
+}
+
+impl RunArgs {
+    /// The engines named by `--backend` (default: the reference engine).
+    pub fn engines(&self) -> Result<Vec<&'static EngineInfo>, UsageError> {
+        let default = [engine::DEFAULT_ENGINE.to_string()];
+        let names = self.backend.as_deref().unwrap_or(&default);
+        if names.is_empty() {
+            return Err(usage("--backend needs at least one engine name"));
+        }
+        names
+            .iter()
+            .map(|n| {
+                engine::find(n.trim()).ok_or_else(|| {
+                    self.refused_flag(
+                        "backend",
+                        format!(
+                            "unknown engine '{n}' (compiled in: {}; see `kvmark engines`)",
+                            engine_names()
+                        ),
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
+/// Opens one workload file.
+pub type Opener = fn(&std::path::Path) -> Result<Arc<dyn Workload>, WorkloadError>;
+
+impl RunArgs {
+    /// Validates the flags and opens the workload files.
+    pub fn into_plan(self) -> Result<Plan, UsageError> {
+        self.into_plan_with(workload::open)
+    }
+
+    /// Like [`RunArgs::into_plan`], opening each workload file with `open`.
+    pub fn into_plan_with(self, open: Opener) -> Result<Plan, UsageError> {
+        let default_ops = if self.epochs.is_some() {
+            crate::run::ivs::DEFAULT_RUN_OPS
+        } else {
+            DEFAULT_OPS
+        };
+        let budget = match (self.secs, self.ops) {
+            (Some(s), _) if !(s.is_finite() && s > 0.0) => {
+                return Err(self.refused(
+                    "secs",
+                    format!("--secs {s}: give a positive number of seconds"),
+                    format!("'{s}' is not a positive number of seconds"),
+                ));
+            }
+            (Some(s), _) => Budget::Secs(s),
+            (None, Some(0)) => return Err(self.refused_value("ops", 0, "give a positive number of units")),
+            (None, ops) => Budget::Ops(ops.unwrap_or(default_ops)),
+        };
+        let open_loop = OpenLoop::parse(&self, budget, self.repeat.unwrap_or(1))?;
+        let epochs = self.epoch_flags()?;
+        let max_value_bytes = self.max_value_bytes()?;
+        let seed_once = self.seed_once && !self.no_seed_once;
+        let sweep = |name: &str, list: &Option<Vec<usize>>| {
+            positive_list(name, list.clone(), vec![1])
+                .map_err(|e| self.refused(name, e.0, "'0' is not a positive whole number"))
+        };
+        let threads = sweep("threads", &self.threads)?;
+        let batch = match &self.batch {
+            Some(_) => Some(sweep("batch", &self.batch)?),
+            None => None,
+        };
+        let repeat = self.repeat.unwrap_or(1);
+        if repeat == 0 {
+            return Err(self.refused_value("repeat", 0, "give at least 1"));
+        }
+        if self.seed_threads == Some(0) {
+            return Err(self.refused_value("seed_threads", 0, "give at least 1"));
+        }
+        let engines = self.engines()?;
+        if let Some(dir) = &self.data_dir
+            && !dir.is_dir()
+        {
+            return Err(self.refused_value(
+                "data_dir",
+                dir.display(),
+                "not an existing directory (create it on the disk you mean to benchmark)",
+            ));
+        }
+        if self.data_dir.is_none()
+            && let Some(e) = engines.iter().find(|e| e.storage.on_disk())
+        {
+            return Err(self.together(
+                &["backend"],
+                format!(
+                    "engine {} stores data on disk: give --data-dir DIR on the disk you mean to benchmark \
+                     (there is no default, since /tmp is often tmpfs and would benchmark RAM)",
+                    e.name
+                ),
+            ));
+        }
+        let mut engine_options = self.file_engine_options.clone();
+        let mut option_origins = self.file_option_origins.clone();
+        for (name, opts) in parse_engine_opts(&self.engine_opt)? {
+            let merged = engine_options.entry(name.clone()).or_default();
+            for (k, v) in opts.iter() {
+                merged.set(k, v);
+                option_origins.insert((name.clone(), k.to_string()), format!("--engine-opt {name}.{k}"));
+            }
+        }
+        // A refused option is traced to where it was set (a config file's line or
+        // the flag).
+        engine::validate_options(&engine_options).map_err(|e| usage(e.traced(&e.message, &option_origins)))?;
+        let timeline = match (self.timeline, self.no_timeline) {
+            (_, true) | (None, _) => None,
+            (Some(s), false) if timeline_ok(s) => Some(Duration::from_secs_f64(s)),
+            (Some(s), false) => {
+                return Err(self.refused(
+                    "timeline",
+                    format!(
+                        "--timeline {s}: give the seconds between samples, from {MIN_TIMELINE} to {MAX_TIMELINE}, e.g. 0.5"
+                    ),
+                    format!("{s} is not a sample period from {MIN_TIMELINE} to {MAX_TIMELINE} seconds"),
+                ));
+            }
+        };
+        let probes = match &self.probe {
+            Some(list) => ProbeSet::parse(list).map_err(|e| self.refused_flag("probe", e))?,
+            None => ProbeSet::ALL,
+        };
+        let workloads = open_workloads_with(&self.workloads, open)?;
+        epochs::check(&epochs, &workloads, seed_once, &open_loop.refused_by_epochs())?;
+        let params = Params {
+            users: self.users.unwrap_or(DEFAULT_USERS),
+            items: self.items.unwrap_or(DEFAULT_ITEMS),
+            ops: match budget {
+                Budget::Ops(n) => n,
+                Budget::Secs(_) => 0,
+            },
+            secs: match budget {
+                Budget::Secs(s) => s,
+                Budget::Ops(_) => 0.0,
+            },
+            seed: self.seed.unwrap_or(DEFAULT_SEED),
+        };
+        Ok(Plan {
+            workloads,
+            engines,
+            engine_options,
+            threads,
+            batch,
+            budget,
+            repeat,
+            params,
+            seed_threads: self.seed_threads,
+            seed_once,
+            data_dir: self.data_dir,
+            keep_data: self.keep_data && !self.no_keep_data,
+            settle: self.settle && !self.no_settle,
+            timeline,
+            probes,
+            option_origins,
+            rates: open_loop.rates,
+            arrival: open_loop.arrival,
+            warmup: open_loop.warmup,
+            slo: open_loop.slo,
+            slo_secs: open_loop.slo_secs,
+            max_value_bytes,
+            epochs,
+        })
+    }
+
+    /// Where the run reports: `--report` and `--report-dir`.
+    pub fn outputs(&self) -> Result<Outputs, UsageError> {
+        let mut out = Outputs::default();
+        if let Some(list) = &self.report {
+            out.sinks = setup::parse_list(list).map_err(|e| self.refused_flag("report", e))?;
+        }
+        if !self.no_report_dir {
+            out.report_dir = self.report_dir.clone();
+        }
+        out.auto_plot = self.auto_plot && !self.no_auto_plot;
+        Ok(out)
+    }
+}
+
+/// The open-loop flags, validated together.
+struct OpenLoop {
+    rates: Vec<Rate>,
+    arrival: Arrival,
+    warmup: Option<Duration>,
+    slo: Option<Slo>,
+    slo_secs: f64,
+}
+
+impl OpenLoop {
+    /// The open-loop flags given, which epochs refuse.
+    fn refused_by_epochs(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        if !self.rates.is_empty() {
+            given.push("--rate");
+        }
+        if self.slo.is_some() {
+            given.push("--slo");
+        }
+        if self.warmup.is_some() {
+            given.push("--warmup");
+        }
+        given
+    }
+
+    fn parse(args: &RunArgs, budget: Budget, repeat: usize) -> Result<OpenLoop, UsageError> {
+        let rates = match &args.rate {
+            None => Vec::new(),
+            Some(list) if list.is_empty() => {
+                return Err(usage("--rate needs at least one rate, for example --rate 5000"));
+            }
+            Some(list) => list
+                .iter()
+                .map(|r| Rate::parse(r))
+                .collect::<Result<_, _>>()
+                .map_err(|m| args.refused("rate", m.clone(), m))?,
+        };
+        let slo = args
+            .slo
+            .as_deref()
+            .map(Slo::parse)
+            .transpose()
+            .map_err(|m| args.refused("slo", m.clone(), m))?;
+        if slo.is_some() && !rates.is_empty() {
+            return Err(args.together(
+                &["slo", "rate"],
+                "--slo searches for the rate itself: drop --rate (or drop --slo to measure the given rates)",
+            ));
+        }
+        if slo.is_some() && repeat > 1 {
+            return Err(args.together(&["slo", "repeat"], "--slo runs each probe once: drop --repeat"));
+        }
+        let arrival = match &args.arrival {
+            None => Arrival::Constant,
+            Some(a) => {
+                let arrival = Arrival::parse(a).map_err(|m| args.refused("arrival", m.clone(), m))?;
+                if rates.is_empty() && slo.is_none() {
+                    return Err(args.together(
+                        &["arrival"],
+                        "--arrival applies to paced runs: give --rate or --slo too",
+                    ));
+                }
+                arrival
+            }
+        };
+        let slo_secs = match args.slo_secs {
+            None => DEFAULT_SLO_SECS,
+            Some(_) if slo.is_none() => {
+                return Err(args.together(&["slo_secs"], "--slo-secs applies to an SLO search: give --slo too"));
+            }
+            Some(s) if !(s.is_finite() && s > 0.0) => {
+                return Err(args.refused_value("slo_secs", s, "give a positive number of seconds"));
+            }
+            Some(s) => s,
+        };
+        let warmup = match args.warmup {
+            None => None,
+            Some(w) if !(w.is_finite() && w >= 0.0) => {
+                return Err(args.refused(
+                    "warmup",
+                    format!("--warmup {w}: give a number of seconds, 0 or more (for example --warmup 2)"),
+                    format!("'{w}' is not a number of seconds, 0 or more"),
+                ));
+            }
+            Some(w) => {
+                let phase = if slo.is_some() {
+                    Some(("slo_secs", slo_secs))
+                } else {
+                    match budget {
+                        Budget::Secs(s) => Some(("secs", s)),
+                        Budget::Ops(_) => None,
+                    }
+                };
+                if let Some((arg, secs)) = phase
+                    && w >= secs
+                {
+                    let flag = arg.replace('_', "-");
+                    return Err(args.together(
+                        &["warmup", arg],
+                        format!("--warmup {w} is not shorter than --{flag} {secs}: nothing would be measured"),
+                    ));
+                }
+                (w > 0.0).then(|| Duration::from_secs_f64(w))
+            }
+        };
+        Ok(OpenLoop {
+            rates,
+            arrival,
+            warmup,
+            slo,
+            slo_secs,
+        })
+    }
+}
+
+/// Opens every workload file; any problem is a usage error naming the file.
+pub fn open_workloads(paths: &[PathBuf]) -> Result<Vec<Arc<dyn Workload>>, UsageError> {
+    open_workloads_with(paths, workload::open)
+}
+
+/// Opens every workload file with `open`.
+pub fn open_workloads_with(paths: &[PathBuf], open: Opener) -> Result<Vec<Arc<dyn Workload>>, UsageError> {
+    if paths.is_empty() {
+        return Err(usage(
+            "no workload file given (for example: kvmark workloads/mixed.lua)",
+        ));
+    }
+    paths
+        .iter()
+        .map(|p| {
+            open(p).map_err(|e| match e {
+                WorkloadError::Invalid(m) | WorkloadError::Runtime(m) => usage(m),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_opts_parse_and_reject() {
+        let opts = parse_engine_opts(&["skiplist.a=1".into(), "skiplist.b=x=y".into()]).unwrap();
+        assert_eq!(opts["skiplist"].get("b"), Some("x=y"));
+        assert!(parse_engine_opts(&["nodot=1".into()]).is_err());
+        assert!(parse_engine_opts(&["skiplist.k".into()]).is_err());
+        let err = parse_engine_opts(&["nosuch.k=1".into()]).unwrap_err();
+        assert!(err.0.contains("unknown engine 'nosuch'"), "{err}");
+    }
+
+    #[test]
+    fn lists_must_be_positive() {
+        assert!(positive_list("threads", Some(vec![1, 0]), vec![1]).is_err());
+        assert_eq!(positive_list("threads", None, vec![1]).unwrap(), vec![1]);
+    }
+}
