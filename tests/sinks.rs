@@ -354,7 +354,8 @@ struct FixtureSample {
 }
 
 /// The live samples of one point: a seed sample (no latency), then two intervals of
-/// its first phase, each with half of the phase's calls.
+/// its first phase, each with half of the phase's calls (and response times, when the
+/// point has them).
 fn samples_of(seq: usize, p: &PointResult) -> Vec<FixtureSample> {
     let mut out = Vec::new();
     if p.seed().is_some() {
@@ -372,8 +373,11 @@ fn samples_of(seq: usize, p: &PointResult) -> Vec<FixtureSample> {
     for half in 0..2u64 {
         let mut part = Recorder::new();
         for (kind, stats) in rec.used() {
-            let n = stats.count() / 2;
-            calls(&mut part, kind, n, 1_000 * (seq as u64 + half + 1));
+            let (n, base) = (stats.count() / 2, 1_000 * (seq as u64 + half + 1));
+            calls(&mut part, kind, n, base);
+            if stats.resp.is_some() {
+                responses(&mut part, kind, n, base, 50_000);
+            }
         }
         let start = 0.5 * half as f64;
         out.push(FixtureSample {
@@ -492,6 +496,24 @@ fn decode(payload: &str) -> String {
     )
 }
 
+/// Where two texts first part, for the failure message.
+fn first_difference(expected: &str, actual: &str) -> String {
+    let (mut e, mut a) = (expected.lines(), actual.lines());
+    for n in 1.. {
+        match (e.next(), a.next()) {
+            (Some(x), Some(y)) if x == y => {}
+            (x, y) => {
+                return format!(
+                    "at line {n}:\n  expected: {}\n  actual:   {}\n",
+                    x.unwrap_or("(end)"),
+                    y.unwrap_or("(end)")
+                );
+            }
+        }
+    }
+    unreachable!("the texts differ")
+}
+
 // ---- the tests -------------------------------------------------------------------------
 
 #[test]
@@ -517,10 +539,11 @@ fn each_sink_matches_its_snapshot() {
             let actual_path = std::env::temp_dir().join(format!("kvmark-sink-{}.actual", kind.name));
             std::fs::write(&actual_path, &actual).unwrap();
             mismatched.push(format!(
-                "{}: differs from {} (actual output in {}; diff them, and if the change is \
+                "{}: differs from {} {} (actual output in {}; diff them, and if the change is \
                  intended, rerun with {BLESS}=1)",
                 kind.name,
                 expected_path.display(),
+                first_difference(&expected, &actual),
                 actual_path.display()
             ));
         }
