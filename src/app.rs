@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::cli::{Cli, Command, GenArgs, Opener, PlotArgs, RunArgs};
 use crate::plot::{self, PlotError};
 use crate::report::RunInfo;
-use crate::report::setup::{self, SamplerUse, SinkKind};
+use crate::report::setup::{self, SamplerUse};
 use crate::run::{self, Plan};
 use crate::workload::replay;
 use crate::workload::spec::emit::{self, GenError, GenRequest};
@@ -339,8 +339,7 @@ pub fn warnings(plan: &Plan, outputs: &setup::Outputs, given: Given) -> Vec<Stri
         }
         return w;
     }
-    let sampled = |kind: &SinkKind| kind.sampler != SamplerUse::None;
-    if plan.timeline.is_some() && !outputs.sinks.iter().any(|s| sampled(s.kind)) {
+    if plan.timeline.is_some() && outputs.sinks.iter().all(|s| s.kind.sampler == SamplerUse::None) {
         w.push(
             "--timeline samples, but no sink writes the timeline: add --report timeline:FILE, or use --report-dir"
                 .to_string(),

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+// Re-exported so that callers which parse `--report` need one import.
 pub use super::sinks::{SINKS, SamplerUse, SinkKind};
 use super::{Reporter, bundle};
 
@@ -146,5 +147,23 @@ mod tests {
         assert!(parse_list::<&str>(&[]).is_err());
         assert_eq!(SinkSpec::parse("hdr").unwrap().to_item(), "hdr");
         assert!(SinkSpec::parse("tsv:x.tsv").unwrap().to_item().starts_with("tsv:/"));
+    }
+
+    #[test]
+    fn a_report_dir_holds_every_sinks_bundle_file_and_the_replay() {
+        let parent = tempfile::tempdir().unwrap();
+        let outputs = Outputs {
+            report_dir: Some(parent.path().to_path_buf()),
+            ..Outputs::default()
+        };
+        let opened = open(&outputs, "[bench]\n").unwrap();
+        let dir = opened.dir.unwrap();
+        for kind in &SINKS {
+            assert!(dir.join(kind.bundle).exists(), "{} has no {}", kind.name, kind.bundle);
+        }
+        assert_eq!(
+            std::fs::read_to_string(dir.join(bundle::REPLAY_CNF)).unwrap(),
+            "[bench]\n"
+        );
     }
 }
