@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use common::{Pairs, arg, measure};
 use kvmark::cli::RunArgs;
 use kvmark::probe::ProbeSet;
-use kvmark::report::setup::{SinkKind, SinkSpec};
+use kvmark::report::setup::{SamplerUse, SinkKind, SinkSpec};
 
 fn main() {
     let args = common::args();
@@ -55,16 +55,12 @@ fn main() {
     let sampled_sinks = || {
         sink_names
             .split(',')
-            .map(|name| match name {
-                "timeline" => SinkSpec {
-                    kind: SinkKind::Timeline,
-                    path: Some(out.path().join("timeline.tsv")),
+            .map(|name| match SinkKind::named(name) {
+                Some(kind) if kind.sampler != SamplerUse::None => SinkSpec {
+                    kind,
+                    path: Some(out.path().join(kind.bundle)),
                 },
-                "hdr" => SinkSpec {
-                    kind: SinkKind::Hdr,
-                    path: Some(out.path().join("hdr")),
-                },
-                other => panic!("sinks are timeline and/or hdr, not {other}"),
+                _ => panic!("sinks are timeline and/or hdr, not {name}"),
             })
             .collect::<Vec<_>>()
     };

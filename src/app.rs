@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::cli::{Cli, Command, GenArgs, Opener, PlotArgs, RunArgs};
 use crate::plot::{self, PlotError};
 use crate::report::RunInfo;
-use crate::report::setup::{self, SinkKind};
+use crate::report::setup::{self, SamplerUse};
 use crate::run::{self, Plan};
 use crate::workload::replay;
 use crate::workload::spec::emit::{self, GenError, GenRequest};
@@ -327,15 +327,25 @@ pub fn warnings(plan: &Plan, outputs: &setup::Outputs, given: Given) -> Vec<Stri
         }
         return w;
     }
-    let has = |kind: SinkKind| outputs.sinks.iter().any(|s| s.kind == kind);
-    if plan.timeline.is_some() && !has(SinkKind::Timeline) && !has(SinkKind::Hdr) {
+    if plan.timeline.is_some() && outputs.sinks.iter().all(|s| s.kind.sampler == SamplerUse::None) {
         w.push(
             "--timeline samples, but no sink writes the timeline: add --report timeline:FILE, or use --report-dir"
                 .to_string(),
         );
     }
-    if plan.timeline.is_none() && has(SinkKind::Timeline) {
-        w.push("the timeline sink writes rows only when --timeline S names a sample interval".to_string());
+    if plan.timeline.is_none() {
+        // Sinks that write only samples write nothing without a sample interval.
+        let mut idle: Vec<&str> = Vec::new();
+        for spec in &outputs.sinks {
+            if spec.kind.sampler == SamplerUse::Timeline && !idle.contains(&spec.kind.name) {
+                idle.push(spec.kind.name);
+            }
+        }
+        for name in idle {
+            w.push(format!(
+                "the {name} sink writes rows only when --timeline S names a sample interval"
+            ));
+        }
     }
     w
 }

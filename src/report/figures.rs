@@ -2,7 +2,7 @@
 //! phase (and one over all phases when there are several), with its own throughput.
 
 use crate::metrics::Recorder;
-use crate::run::result::{PointResult, Spread, per_sec};
+use crate::run::result::{PointResult, RepeatRun, Spread, per_sec};
 
 /// The rows of one phase of a point (or of all its phases).
 #[derive(Debug)]
@@ -32,7 +32,7 @@ pub fn phase_views(p: &PointResult) -> Vec<PhaseView<'_>> {
             wu: Spread::of(&runs.iter().map(|r| per_sec(r.units, r.wall_ns)).collect::<Vec<_>>()),
             ops: Spread::of(&runs.iter().map(|r| per_sec(r.prim_ops, r.wall_ns)).collect::<Vec<_>>()),
             units: runs.iter().map(|r| r.units).sum(),
-            wall_s: runs.iter().map(|r| r.wall_ns as f64 / 1e9).sum(),
+            wall_s: seconds(runs.iter().map(|r| r.wall_ns)),
         });
     }
     if views.len() != 1 {
@@ -42,10 +42,16 @@ pub fn phase_views(p: &PointResult) -> Vec<PhaseView<'_>> {
             wu: p.wu_per_sec(),
             ops: p.ops_per_sec(),
             units: p.repeats.iter().map(|r| r.units()).sum(),
-            wall_s: p.repeats.iter().map(|r| r.wall_ns() as f64 / 1e9).sum(),
+            wall_s: seconds(p.repeats.iter().map(RepeatRun::wall_ns)),
         });
     }
     views
+}
+
+/// The total of `ns` in seconds. An empty f64 sum is -0.0, which would print as
+/// "-0" for a point that never ran; adding 0.0 makes it 0.
+fn seconds(ns: impl Iterator<Item = u64>) -> f64 {
+    ns.map(|n| n as f64 / 1e9).sum::<f64>() + 0.0
 }
 
 /// Hits over lookups for `get`/`mget` rows; None for kinds that do not look keys up.

@@ -1,7 +1,8 @@
 //! Reporters: sinks that receive the run's metadata, live samples, each finished
 //! point, and the end of the run. One file per sink behind the small [`Sink`] trait;
 //! [`Reporter`] fans every event out to all requested sinks (after hyperfine's
-//! exporters). [`setup`] turns `--report` and `--report-dir` into a reporter.
+//! exporters). [`sinks`] lists every sink; [`setup`] turns `--report` and
+//! `--report-dir` into a reporter.
 
 pub mod bundle;
 pub mod console;
@@ -12,6 +13,7 @@ pub mod hdr;
 pub mod json;
 pub mod openloop;
 pub mod setup;
+pub mod sinks;
 pub mod timeline;
 pub mod tsv;
 
