@@ -11,11 +11,11 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::config::size::{looks_like_size, parse_size};
 use crate::engine::{self, EngineInfo, EngineOptions};
+use crate::kv::pace::{Arrival, Rate};
 use crate::probe::ProbeSet;
 use crate::report::setup::{self, Outputs};
+use crate::result::slo::Slo;
 use crate::run::Plan;
-use crate::run::pace::{Arrival, Rate};
-use crate::run::slo::Slo;
 use crate::workload::{self, Budget, Params, Workload, WorkloadError};
 
 /// Default unit budget across all threads.
@@ -475,7 +475,7 @@ impl RunArgs {
     /// Like [`RunArgs::into_plan`], opening each workload file with `open`.
     pub fn into_plan_with(self, open: Opener) -> Result<Plan, UsageError> {
         let default_ops = if self.epochs.is_some() {
-            crate::run::ivs::DEFAULT_RUN_OPS
+            crate::workload::epochs::DEFAULT_RUN_OPS
         } else {
             DEFAULT_OPS
         };

@@ -63,7 +63,11 @@ fn top_level_modules_import_only_earlier_layers() {
     let sources: Vec<(String, String)> = files
         .iter()
         .map(|p| {
-            let rel = p.strip_prefix(&src).expect("under src").to_string_lossy().replace('\\', "/");
+            let rel = p
+                .strip_prefix(&src)
+                .expect("under src")
+                .to_string_lossy()
+                .replace('\\', "/");
             let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()));
             (format!("src/{rel}"), text)
         })
@@ -84,7 +88,10 @@ fn the_check_sees_groups_super_paths_cycles_and_upward_imports() {
         ("src/a.rs", "pub fn f() {}"),
         ("src/b/mod.rs", "use crate::{a::f, self as _};\npub mod x;"),
         ("src/b/x.rs", "use super::super::a;\nuse super::Y;"),
-        ("src/c.rs", "fn g() { crate::b::x::h(); let _ = \"crate::c\"; } // crate::c"),
+        (
+            "src/c.rs",
+            "fn g() { crate::b::x::h(); let _ = \"crate::c\"; } // crate::c",
+        ),
     ]);
     assert!(ok.is_empty(), "{ok:?}");
     // An upward import through a group, one through super::, and the circle they make.
@@ -159,7 +166,11 @@ fn check(sources: &[(String, String)], layers: &[&[&str]]) -> Vec<String> {
                 import.file,
                 import.line,
                 import.target,
-                if allowed.is_empty() { "nothing".to_string() } else { allowed.join(", ") },
+                if allowed.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    allowed.join(", ")
+                },
             ));
         }
     }
@@ -201,7 +212,10 @@ fn cycles(edges: &BTreeMap<(String, String), &Import>) -> Vec<(Vec<String>, Vec<
     }
     let nodes: Vec<&str> = next.keys().copied().collect();
     let index_of: BTreeMap<&str, usize> = nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
-    let succ: Vec<Vec<usize>> = nodes.iter().map(|n| next[n].iter().map(|m| index_of[m]).collect()).collect();
+    let succ: Vec<Vec<usize>> = nodes
+        .iter()
+        .map(|n| next[n].iter().map(|m| index_of[m]).collect())
+        .collect();
 
     struct Tarjan<'a> {
         succ: &'a [Vec<usize>],
@@ -515,7 +529,11 @@ fn imports_of(file: &str, text: &str, path: &[String]) -> Vec<Import> {
         }
         for h in heads {
             let name = t(h);
-            if name.is_empty() || name == "self" || name == "*" || !name.starts_with(|c: char| c.is_alphabetic() || c == '_') {
+            if name.is_empty()
+                || name == "self"
+                || name == "*"
+                || !name.starts_with(|c: char| c.is_alphabetic() || c == '_')
+            {
                 continue;
             }
             out.push(Import {

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use super::{RunArgs, UsageError, usage};
 use crate::config::size::parse_size;
-use crate::run::ivs::{self, EpochFlags, IvsMode};
 use crate::workload::Workload;
+use crate::workload::epochs::{self, EpochFlags, EpochMode};
 
 impl RunArgs {
     /// `--max-value-bytes`: None for no cap.
@@ -37,13 +37,13 @@ impl RunArgs {
             extend_dist: self
                 .extend_dist
                 .as_deref()
-                .map(ivs::parse_extend_dist)
+                .map(epochs::parse_extend_dist)
                 .transpose()
                 .map_err(|e| usage(format!("--extend-dist: {e}")))?,
             modes: self
                 .ivs_mode
                 .as_deref()
-                .map(IvsMode::parse_list)
+                .map(EpochMode::parse_list)
                 .transpose()
                 .map_err(|e| usage(format!("--ivs-mode: {e}")))?,
             scale,

@@ -17,10 +17,10 @@ use std::path::{Path, PathBuf};
 use self::ini::{ConfigError, Entry};
 use crate::cli::{RunArgs, UsageError, normalize_option};
 use crate::engine;
+use crate::kv::pace::{Arrival, Rate};
 use crate::probe::ProbeSet;
 use crate::report::setup;
-use crate::run::pace::{Arrival, Rate};
-use crate::run::slo::Slo;
+use crate::result::slo::Slo;
 
 pub use self::size::parse_size;
 
@@ -308,12 +308,12 @@ fn bench(args: &mut RunArgs, entries: &[Entry], path: &Path) -> Result<(), Confi
             "extend_bytes" => args.extend_bytes = Some(v.int()?),
             "extend_dist" => {
                 let text = v.text()?.to_string();
-                crate::run::ivs::parse_extend_dist(&text).map_err(|m| v.err(m))?;
+                crate::workload::epochs::parse_extend_dist(&text).map_err(|m| v.err(m))?;
                 args.extend_dist = Some(text);
             }
             "ivs_mode" => {
                 let list = v.list()?;
-                crate::run::ivs::IvsMode::parse_list(&list).map_err(|m| v.err(m))?;
+                crate::workload::epochs::EpochMode::parse_list(&list).map_err(|m| v.err(m))?;
                 args.ivs_mode = Some(list);
             }
             "scale" => {

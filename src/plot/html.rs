@@ -221,7 +221,7 @@ fn utc(t: f64) -> String {
 
 fn fmt_ns(v: f64) -> String {
     if v.is_finite() {
-        crate::report::format::duration_ns(v)
+        crate::metrics::format::duration_ns(v)
     } else {
         "-".to_string()
     }
@@ -229,7 +229,7 @@ fn fmt_ns(v: f64) -> String {
 
 fn fmt_rate(v: f64) -> String {
     if v.is_finite() {
-        crate::report::format::rate(v)
+        crate::metrics::format::rate(v)
     } else {
         "-".to_string()
     }

@@ -4,12 +4,12 @@
 
 use std::io::{self, Write};
 
-use super::format::{duration_ns, percent, rate};
 use super::{RunInfo, Sink};
 use super::{epochs, openloop};
+use crate::metrics::format::{duration_ns, percent, rate};
 use crate::metrics::{LatencySet, LatencySummary, QUANTILES, Recorder};
+use crate::result::{PointResult, PointStatus, SummaryRow};
 use crate::run::RunOutcome;
-use crate::run::result::{PointResult, PointStatus, SummaryRow};
 use crate::workload::Budget;
 
 /// Writes the human report to any writer (stdout or a file).

@@ -7,11 +7,12 @@ use std::io::{self, Write};
 
 use serde_json::{Map, Value, json};
 
-use super::format::{bytes, duration_ns, rate};
 use crate::metrics::OpKind;
-use crate::run::ivs::stats::{Interval, LATENCY_FIGURES, MEAN, P99};
-use crate::run::ivs::{EpochInfo, IvsMode};
-use crate::run::result::{PointResult, SummaryRow};
+use crate::metrics::format::{bytes, duration_ns, rate};
+use crate::result::epochs::EpochInfo;
+use crate::result::intervals::{Interval, LATENCY_FIGURES, MEAN, P99};
+use crate::result::{PointResult, SummaryRow};
+use crate::workload::epochs::EpochMode;
 
 /// " epoch=3 mode=clean" for a point's coordinates line.
 pub fn coords(p: &PointResult) -> String {
@@ -39,7 +40,7 @@ pub fn console(out: &mut dyn Write, p: &PointResult) -> io::Result<()> {
         bytes(v.p99 as f64),
         bytes(v.max as f64),
     )?;
-    if info.tag.mode == IvsMode::Extend {
+    if info.tag.mode == EpochMode::Extend {
         writeln!(
             out,
             "extends skipped by the value cap (--max-value-bytes): {}",
@@ -216,7 +217,7 @@ pub fn json(p: &PointResult) -> Value {
             "p50": v.p50,
             "p90": v.p90,
             "p99": v.p99,
-            "bin_bytes": crate::run::ivs::sizes::BIN_BYTES,
+            "bin_bytes": crate::kv::sizes::BIN_BYTES,
             "bins": v.bins.iter().map(|(s, n)| json!([s, n])).collect::<Vec<_>>(),
         },
         "intervals": {

@@ -2,7 +2,7 @@
 //! phase (and one over all phases when there are several), with its own throughput.
 
 use crate::metrics::Recorder;
-use crate::run::result::{PointResult, Spread, per_sec};
+use crate::result::{PointResult, Spread, per_sec};
 
 /// The rows of one phase of a point (or of all its phases).
 #[derive(Debug)]
@@ -62,7 +62,7 @@ pub fn err_rate(errors: u64, calls: u64) -> f64 {
 mod tests {
     use super::*;
     use crate::metrics::OpKind;
-    use crate::run::result::{PhaseRun, PointKey, PointStatus, RepeatRun};
+    use crate::result::{PhaseRun, PointKey, PointStatus, RepeatRun};
 
     fn phase(name: &str, units: u64, wall_ns: u64) -> PhaseRun {
         PhaseRun {

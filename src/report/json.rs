@@ -8,11 +8,11 @@ use serde_json::{Map, Value, json};
 
 use super::figures::{hit_rate, phase_views};
 use super::{RunInfo, Sink};
+use crate::kv::pace::Rate;
 use crate::metrics::{Histogram, KindStats, LatencySet, LatencySummary, PaceStats, QUANTILES, Recorder};
+use crate::result::slo::SloReport;
+use crate::result::{PointResult, PointStatus, RepeatRun, SeedResult, Spread};
 use crate::run::RunOutcome;
-use crate::run::pace::Rate;
-use crate::run::result::{PointResult, PointStatus, RepeatRun, SeedResult, Spread};
-use crate::run::slo::SloReport;
 use crate::workload::{Budget, SweepValue};
 
 /// Version of the document's layout; bumped when a field changes meaning.
@@ -152,8 +152,8 @@ fn repeat(r: &RepeatRun) -> Value {
                 "wall_s": p.wall_ns as f64 / 1e9,
                 "units": p.units,
                 "prim_ops": p.prim_ops,
-                "wu_per_s": crate::run::result::per_sec(p.units, p.wall_ns),
-                "ops_per_s": crate::run::result::per_sec(p.prim_ops, p.wall_ns),
+                "wu_per_s": crate::result::per_sec(p.units, p.wall_ns),
+                "ops_per_s": crate::result::per_sec(p.prim_ops, p.wall_ns),
                 "warmup_units": p.warmup_units,
                 "bytes": p.bytes,
             })

@@ -4,8 +4,8 @@
 use std::io::{self, Write};
 
 use super::{RunInfo, Sink, tsv_field};
+use crate::result::PointResult;
 use crate::run::RunOutcome;
-use crate::run::result::PointResult;
 use crate::run::sampler::Sample;
 
 /// Every column, in order. The first nine are keybench's.

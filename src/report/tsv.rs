@@ -7,8 +7,8 @@ use std::io::{self, Write};
 use super::figures::{err_rate, hit_rate, phase_views};
 use super::{RunInfo, Sink, epochs, tsv_field};
 use crate::metrics::{LatencySet, LatencySummary, OpKind};
+use crate::result::PointResult;
 use crate::run::RunOutcome;
-use crate::run::result::PointResult;
 
 /// Every column, in order. The first 15 are keybench's.
 pub const COLUMNS: [&str; 63] = [

@@ -12,7 +12,7 @@
 //! its mailbox and continues with an emptied spare. That lock is taken once per
 //! sample interval per thread, never per operation.
 //!
-//! With a [`PaceSpec`] each worker paces its own units ([`super::pace`]). A warm-up
+//! With a [`PaceSpec`] each worker paces its own units ([`crate::kv::pace`]). A warm-up
 //! ends when the main thread clears [`Live::warming`]: each worker then drops what it
 //! recorded at its next chunk boundary, and the step's time starts at the first cut.
 
@@ -25,14 +25,14 @@ use quanta::Clock;
 
 use crate::engine::Store;
 use crate::metrics::Recorder;
-use crate::workload::{Budget, Params, Program, SweepValue, ThreadCtx, Workload, WorkloadError};
+use crate::workload::{Budget, Params, Program, SweepValue, ThreadCtx, Workload, WorkloadError, share};
 
-use super::ivs::steps::{self, ExtendWork, FillSource, Slot};
-use super::kv::Kv;
-use super::kv::ValueSizes;
+use super::epochs::steps::{self, ExtendWork, FillSource, Slot};
 pub use super::live::{Live, Mailbox, Piece};
-use super::pace::{PaceSpec, StopSignal};
 use super::sampler::{Sampler, SamplerCtx, ThreadEnd};
+use crate::kv::Kv;
+use crate::kv::ValueSizes;
+use crate::kv::pace::{PaceSpec, StopSignal};
 
 /// Chunks aim to take between these many nanoseconds: long enough that per-chunk
 /// costs (two clock reads, a counter store, a Rust-to-Lua call) vanish, short enough
@@ -263,13 +263,6 @@ impl Gate {
             g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
         }
     }
-}
-
-/// The share of `total` units thread `t` of `threads` runs: an even split, the
-/// remainder going one each to the first threads.
-pub fn share(total: u64, threads: usize, t: usize) -> u64 {
-    let n = threads as u64;
-    total / n + u64::from((t as u64) < total % n)
 }
 
 /// The step the warm-up applies to: the first timed one.
@@ -720,22 +713,4 @@ fn run_units(
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn share_is_fair_and_complete() {
-        for total in [0u64, 1, 7, 10, 200_000, 200_001] {
-            for threads in 1..=7 {
-                let shares: Vec<u64> = (0..threads).map(|t| share(total, threads, t)).collect();
-                assert_eq!(shares.iter().sum::<u64>(), total);
-                let (min, max) = (shares.iter().min().unwrap(), shares.iter().max().unwrap());
-                assert!(max - min <= 1, "{total}/{threads}: {shares:?}");
-            }
-        }
-        assert_eq!((0..3).map(|t| share(10, 3, t)).collect::<Vec<_>>(), vec![4, 3, 3]);
-    }
 }

@@ -11,14 +11,10 @@
 //! `--timeline` seconds, and interval histograms for histogram logs.
 
 pub mod crew;
-pub mod expiry;
-pub mod ivs;
-pub mod kv;
+pub mod epochs;
 pub mod live;
-pub mod pace;
-pub mod pacer;
+pub mod observer;
 pub mod progress;
-pub mod result;
 pub mod sampler;
 pub mod slo;
 pub mod store;
@@ -34,15 +30,17 @@ use quanta::Clock;
 use crate::engine::{EngineInfo, EngineOptions};
 use crate::metrics::Recorder;
 use crate::probe::ProbeSet;
-use crate::report::Reporter;
+use crate::workload::epochs::EpochFlags;
 use crate::workload::{Budget, Params, SweepValue, Workload};
 
 use self::crew::{Crew, CrewEnd, Step};
-use self::pace::{Arrival, PaceSpec, Rate};
+use self::observer::Observer;
 use self::progress::Progress;
-use self::result::{PhaseRun, PointKey, PointResult, PointStatus, RepeatRun, SeedResult, SummaryRow};
-use self::sampler::{SampleSink, SamplerCtx};
+use self::sampler::SamplerCtx;
 use self::store::OpenStore;
+use crate::kv::pace::{Arrival, PaceSpec, Rate};
+use crate::result::slo::Slo;
+use crate::result::{PhaseRun, PointKey, PointResult, PointStatus, RepeatRun, SeedResult, SummaryRow};
 
 /// Everything a run needs, already validated.
 pub struct Plan {
@@ -86,13 +84,13 @@ pub struct Plan {
     /// first timed phase.
     pub warmup: Option<Duration>,
     /// Search each cell for the highest rate meeting this objective.
-    pub slo: Option<slo::Slo>,
+    pub slo: Option<Slo>,
     /// Seconds per SLO probe (and for the capacity run before them).
     pub slo_secs: f64,
     /// The longest value an append may make (`--max-value-bytes`); None: no cap.
     pub max_value_bytes: Option<u64>,
     /// Growing values in epochs (`--epochs` and friends, over a workload's own block).
-    pub epochs: ivs::EpochFlags,
+    pub epochs: EpochFlags,
 }
 
 impl Plan {
@@ -121,7 +119,7 @@ pub struct Sampling<'a> {
     /// Sample the system probe too.
     pub system: bool,
     /// Where samples go.
-    pub sink: &'a dyn SampleSink,
+    pub sink: &'a dyn Observer,
 }
 
 /// How a whole run went.
@@ -152,20 +150,20 @@ struct Shared {
     seed: Option<SeedResult>,
 }
 
-/// Runs the plan, reporting each point to `reporter` as it finishes (and samples
-/// while it runs, when a sink wants them).
-pub fn execute(plan: &Plan, reporter: &Reporter, abort: &Arc<AtomicBool>) -> RunOutcome {
+/// Runs the plan, telling `observer` of each point as it finishes (and of samples
+/// while it runs, when it wants them).
+pub fn execute(plan: &Plan, observer: &dyn Observer, abort: &Arc<AtomicBool>) -> RunOutcome {
     let clock = Clock::new();
     let mut out = RunOutcome::default();
-    // Sample only when a sink uses samples: --timeline sets the period for the
+    // Sample only when the observer uses samples: --timeline sets the period for the
     // timeline and for interval histograms alike.
     let interval = plan
         .timeline
-        .filter(|_| reporter.wants_timeline() || reporter.wants_intervals());
-    let sampling = (interval.is_some() || reporter.wants_intervals()).then_some(Sampling {
+        .filter(|_| observer.wants_timeline() || observer.wants_intervals());
+    let sampling = (interval.is_some() || observer.wants_intervals()).then_some(Sampling {
         interval,
         system: plan.probes.system,
-        sink: reporter,
+        sink: observer,
     });
     let seq = std::cell::Cell::new(0usize);
     'all: for wl in &plan.workloads {
@@ -215,7 +213,7 @@ pub fn execute(plan: &Plan, reporter: &Reporter, abort: &Arc<AtomicBool>) -> Run
                                 rate: rate.clone(),
                             };
                             let points = match (&epochs, &plan.slo) {
-                                (Some(ep), _) => ivs::run_cell(&runner, &cell, batched, ep),
+                                (Some(ep), _) => epochs::run_cell(&runner, &cell, batched, ep),
                                 (None, Some(objective)) => vec![slo::search(
                                     &runner,
                                     &cell,
@@ -234,7 +232,7 @@ pub fn execute(plan: &Plan, reporter: &Reporter, abort: &Arc<AtomicBool>) -> Run
                                 if point.is_bad() {
                                     out.bad_points += 1;
                                 }
-                                reporter.point(point);
+                                observer.point(point);
                                 out.rows.push(SummaryRow::of(point));
                             }
                             if interrupted {

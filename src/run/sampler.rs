@@ -24,18 +24,13 @@ use quanta::Clock;
 
 use super::crew::Step;
 use super::live::{Live, Piece};
-use super::result::PointKey;
+use super::observer::Observer;
 use crate::engine::Store;
 use crate::metrics::{OpKind, Recorder, op_label};
 use crate::probe::du::DiskMeter;
 use crate::probe::live::SystemMeter;
+use crate::result::PointKey;
 use crate::workload::Budget;
-
-/// Receives samples, on the sampler's thread.
-pub trait SampleSink: Sync {
-    /// One interval of one phase of one measurement.
-    fn sample(&self, sample: &Sample<'_>);
-}
 
 /// One timeline interval.
 #[derive(Debug)]
@@ -69,7 +64,7 @@ pub struct SamplerCtx<'a> {
     /// Include the system probe's metrics.
     pub system: bool,
     /// Where samples go.
-    pub sink: &'a dyn SampleSink,
+    pub sink: &'a dyn Observer,
     /// The point measured.
     pub point: &'a PointKey,
     /// 1-based point number.

@@ -10,10 +10,9 @@ use super::schema::{
     UniformStr,
 };
 use super::strings::{Str, mix64};
-use crate::run::ivs::IvsMode;
 use crate::workload::Budget;
-use crate::workload::EpochDefaults;
 use crate::workload::dist::{Dist, NumExpr, Selector};
+use crate::workload::epochs::{DEFAULT_EXTEND_BYTES, EpochDefaults, EpochMode};
 
 /// The operations of a spec, in a group's fixed order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -456,10 +455,7 @@ fn group(g: &GroupSpec, scope: &Scope, path: &str, name: String, scale: f64) -> 
         let p = format!("{path}.extends");
         let (len, len_path) = match &o.len {
             Some(l) => (l.clone(), format!("{p}.len")),
-            None => (
-                NumberExpr::Const(crate::run::ivs::DEFAULT_EXTEND_BYTES as f64),
-                p.clone(),
-            ),
+            None => (NumberExpr::Const(DEFAULT_EXTEND_BYTES as f64), p.clone()),
         };
         let val = StringExpr::Uniform(UniformStr {
             len,
@@ -666,7 +662,7 @@ fn epochs(e: &EpochsSpec, phases: usize) -> Result<EpochDefaults, String> {
         }
     }
     if let Some(modes) = &e.modes {
-        out.modes = Some(IvsMode::parse_list(modes).map_err(|m| format!("epochs.modes: {m}"))?);
+        out.modes = Some(EpochMode::parse_list(modes).map_err(|m| format!("epochs.modes: {m}"))?);
     }
     Ok(out)
 }

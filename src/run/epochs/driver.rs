@@ -9,24 +9,25 @@ use std::time::Duration;
 
 use super::data::{self, KeyIndex, ScanWants};
 use super::extend::ExtendPlan;
-use super::sizes::SizeSnapshot;
-use super::stats::{Intervals, RepeatFigures};
 use super::steps::{ExtendWork, Slot};
-use super::{EpochInfo, EpochTag, Epochs, IvsMode};
+use crate::kv::ValueSizes;
+use crate::kv::sizes::SizeSnapshot;
+use crate::kv::values::ValuePool;
 use crate::metrics::Recorder;
+use crate::result::epochs::{EpochInfo, EpochTag};
+use crate::result::intervals::{Intervals, RepeatFigures};
+use crate::result::{PhaseRun, PointKey, PointResult, PointStatus, RepeatRun, SeedResult, Spread};
 use crate::run::crew::{self, Both, Crew, CrewEnd, Monitor, Step, StepOutcome};
-use crate::run::kv::ValueSizes;
 use crate::run::progress::Progress;
-use crate::run::result::{PhaseRun, PointKey, PointResult, PointStatus, RepeatRun, SeedResult, Spread};
 use crate::run::sampler::SamplerCtx;
 use crate::run::store::OpenStore;
 use crate::run::{Cell, Runner};
 use crate::workload::dist::Selector;
+use crate::workload::epochs::{EpochLayout, EpochMode, Epochs};
 use crate::workload::spec::plan::scaled;
 use crate::workload::spec::schema::CharacterSet;
-use crate::workload::spec::strings::mix64;
-use crate::workload::spec::values::ValuePool;
-use crate::workload::{Budget, EpochLayout, Params, Workload};
+use crate::workload::spec::strings::{charset_bytes, mix64};
+use crate::workload::{Budget, Params, Workload};
 
 /// Everything a cell's epochs share.
 pub(super) struct CellRun<'a> {
@@ -77,7 +78,7 @@ pub(super) struct Accum {
     pub(super) dumps: Vec<(u64, u64)>,
 }
 
-pub(super) type Accums = BTreeMap<(u32, IvsMode), Accum>;
+pub(super) type Accums = BTreeMap<(u32, EpochMode), Accum>;
 
 /// What each step of the main crew is.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -240,7 +241,7 @@ pub(in crate::run) fn run_cell(r: &Runner<'_>, cell: &Cell, batched: bool, ep: &
         params,
         run_budget,
         pool: Arc::new(ValuePool::new(
-            CharacterSet::Alphanumeric,
+            charset_bytes(CharacterSet::Alphanumeric),
             1.0,
             mix64(r.plan.params.seed ^ 0x6976_7370),
         )),
@@ -248,14 +249,14 @@ pub(in crate::run) fn run_cell(r: &Runner<'_>, cell: &Cell, batched: bool, ep: &
     };
     let mut accums = Accums::new();
     for e in 1..=ep.count {
-        for mode in std::iter::once(IvsMode::Extend).chain(ep.modes.iter().copied()) {
+        for mode in std::iter::once(EpochMode::Extend).chain(ep.modes.iter().copied()) {
             let tag = EpochTag { number: e, mode };
             accums.insert(
                 (e, mode),
                 Accum {
                     key: run.key(Some(tag)),
                     status: PointStatus::Ok,
-                    phase: if mode == IvsMode::Extend { "extend" } else { "run" },
+                    phase: if mode == EpochMode::Extend { "extend" } else { "run" },
                     repeats: Vec::new(),
                     merged: Recorder::new(),
                     figures: Vec::new(),
@@ -439,8 +440,8 @@ impl CellRun<'_> {
         let seed = seed_of(&outcome.steps[..load_len.min(outcome.steps.len())], self.cell.threads);
         for (i, step) in outcome.steps.iter().enumerate() {
             let (e, mode) = match kinds[i] {
-                MainStep::Extend(e) => (e, IvsMode::Extend),
-                MainStep::Run(e) => (e, IvsMode::Main),
+                MainStep::Extend(e) => (e, EpochMode::Extend),
+                MainStep::Run(e) => (e, EpochMode::Main),
                 _ => continue,
             };
             let Some(st) = epochs.get(e as usize - 1) else { continue };
@@ -460,7 +461,7 @@ impl CellRun<'_> {
             if last && outcome.end != CrewEnd::Done {
                 a.fail(status_of(&outcome.end));
             }
-            a.add(step, if mode == IvsMode::Main { seed.clone() } else { None }, info);
+            a.add(step, if mode == EpochMode::Main { seed.clone() } else { None }, info);
         }
         if outcome.end != CrewEnd::Done {
             // The epochs the crew did not reach fail with the same reason.

@@ -11,6 +11,17 @@
 //! [`Kv::begin_unit`] before each unit, which waits for the unit's intended start and
 //! issues due key expiries; each call then also records its response time, the unit's
 //! schedule lag plus the call's service time.
+//!
+//! The verb set sits below workloads (which drive it) and the runner (which hands it
+//! to them), with what its verbs use on the hot path beside it: the pacing schedule
+//! ([`pace`], [`pacer`]), key lifetimes ([`expiry`]) and the drawn value sizes of an
+//! epoch's run phase ([`sizes`], [`values`]).
+
+pub mod expiry;
+pub mod pace;
+pub mod pacer;
+pub mod sizes;
+pub mod values;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -22,12 +33,12 @@ use quanta::Clock;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use super::expiry::Expiries;
-use super::ivs::sizes::SizeSampler;
-use super::pacer::Pacer;
+use self::expiry::Expiries;
+use self::pacer::Pacer;
+use self::sizes::SizeSampler;
+use self::values::ValuePool;
 use crate::engine::{Appended, EngineResult, ErrorKind, Existed, ReadBuf, Rows, ScanFn, Session, Values};
 use crate::metrics::{LatencySet, OpKind, Recorder, Tallies};
-use crate::workload::spec::values::ValuePool;
 
 /// Longest pause between two retries of a busy engine.
 const MAX_BACKOFF: Duration = Duration::from_millis(1);

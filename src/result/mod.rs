@@ -1,10 +1,19 @@
-//! What a run produces: one [`PointResult`] per grid point, reduced over repeats.
+//! What a run produces: one [`PointResult`] per grid point, reduced over repeats,
+//! with its SLO search ([`slo`]) and growing-value figures ([`epochs`]).
+//!
+//! A leaf below the runner that makes results and the reporters that read them:
+//! results name the workload's sweep values and epoch modes and the pacing rate, so
+//! they sit above `workload` and `kv`, and nothing here runs anything.
+
+pub mod epochs;
+pub mod intervals;
+pub mod slo;
 
 use std::path::PathBuf;
 
-use super::ivs::{EpochInfo, EpochTag};
-use super::pace::{Arrival, Rate};
-use super::slo::SloReport;
+use self::epochs::{EpochInfo, EpochTag};
+use self::slo::SloReport;
+use crate::kv::pace::{Arrival, Rate};
 use crate::metrics::{QUANTILES, Recorder};
 use crate::workload::SweepValue;
 
