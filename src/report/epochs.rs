@@ -140,11 +140,26 @@ pub fn summary(out: &mut dyn Write, rows: &[SummaryRow]) -> io::Result<()> {
     Ok(())
 }
 
-/// How many tsv columns this module fills: the last ones of [`super::tsv::COLUMNS`].
-const TSV_COUNT: usize = 17;
-
-/// The tsv columns this module fills, after the others.
-pub const TSV_COLUMNS: &[&str] = super::tsv::COLUMNS.split_at(super::tsv::COLUMNS.len() - TSV_COUNT).1;
+/// The tsv columns this module fills: the last ones of the tsv sink's.
+pub const TSV_COLUMNS: [&str; 17] = [
+    "epoch",
+    "ivs_mode",
+    "records",
+    "volume_bytes",
+    "value_mean_bytes",
+    "value_p50_bytes",
+    "value_p99_bytes",
+    "value_max_bytes",
+    "skipped_extends",
+    "wu_per_s_mean",
+    "wu_per_s_ci95",
+    "mean_ns_mean",
+    "mean_ns_ci95",
+    "p99_ns_mean",
+    "p99_ns_ci95",
+    "dump_s",
+    "dump_bytes",
+];
 
 /// The tsv cells of [`TSV_COLUMNS`] for a row of `kind` (None: a point's empty row),
 /// `-` outside epochs. Latency intervals are of service time.

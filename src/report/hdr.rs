@@ -19,7 +19,7 @@ use super::{RunInfo, Sink};
 use crate::metrics::op_label;
 use crate::result::{PointKey, PointResult};
 use crate::run::RunOutcome;
-use crate::run::sampler::Sample;
+use crate::run::observer::Sample;
 
 /// Where the logs go.
 enum Dest {

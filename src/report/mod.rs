@@ -24,8 +24,7 @@ use crate::probe::Probe;
 use crate::result::PointResult;
 use crate::result::slo::Slo;
 use crate::run::RunOutcome;
-use crate::run::observer::Observer;
-use crate::run::sampler::Sample;
+use crate::run::observer::{Observer, Sample};
 use crate::workload::Budget;
 
 /// What a run is, for report headers.

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use super::{RunInfo, Sink, tsv_field};
 use crate::result::PointResult;
 use crate::run::RunOutcome;
-use crate::run::sampler::Sample;
+use crate::run::observer::Sample;
 
 /// Every column, in order. The first nine are keybench's.
 pub const COLUMNS: [&str; 14] = [

@@ -10,8 +10,31 @@ use crate::metrics::{LatencySet, LatencySummary, OpKind};
 use crate::result::PointResult;
 use crate::run::RunOutcome;
 
-/// Every column, in order. The first 15 are keybench's.
-pub const COLUMNS: [&str; 63] = [
+/// Every column, in order. The first 15 are keybench's; the growing-value ones
+/// ([`epochs::TSV_COLUMNS`]) come last.
+pub const COLUMNS: [&str; 63] = concat(OWN_COLUMNS, epochs::TSV_COLUMNS);
+
+/// `a` then `b` (a compile error unless `C` is the sum of their lengths).
+const fn concat<const A: usize, const B: usize, const C: usize>(
+    a: [&'static str; A],
+    b: [&'static str; B],
+) -> [&'static str; C] {
+    assert!(A + B == C, "the column counts do not add up");
+    let mut out = [""; C];
+    let mut i = 0;
+    while i < A {
+        out[i] = a[i];
+        i += 1;
+    }
+    while i < C {
+        out[i] = b[i - A];
+        i += 1;
+    }
+    out
+}
+
+/// The columns before the growing-value ones.
+const OWN_COLUMNS: [&str; 46] = [
     "workload",
     "engine",
     "threads",
@@ -59,24 +82,6 @@ pub const COLUMNS: [&str; 63] = [
     "warmup_units",
     "bytes_per_s",
     "skipped",
-    // Growing values (see `report::epochs`).
-    "epoch",
-    "ivs_mode",
-    "records",
-    "volume_bytes",
-    "value_mean_bytes",
-    "value_p50_bytes",
-    "value_p99_bytes",
-    "value_max_bytes",
-    "skipped_extends",
-    "wu_per_s_mean",
-    "wu_per_s_ci95",
-    "mean_ns_mean",
-    "mean_ns_ci95",
-    "p99_ns_mean",
-    "p99_ns_ci95",
-    "dump_s",
-    "dump_bytes",
 ];
 
 /// Writes point rows to any writer.

@@ -10,6 +10,7 @@
 //! When a sink wants them, measurements are sampled ([`sampler`]): a timeline every
 //! `--timeline` seconds, and interval histograms for histogram logs.
 
+pub mod bulk;
 pub mod crew;
 pub mod epochs;
 pub mod live;

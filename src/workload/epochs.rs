@@ -5,9 +5,8 @@
 
 use std::fmt;
 
-use super::Workload;
 use super::dist::{Dist, NumExpr};
-use super::spec::plan::scaled;
+use super::{Workload, scaled};
 
 /// Default extends per epoch (the paper's).
 pub const DEFAULT_EXTEND_OPS: u64 = 100_000;

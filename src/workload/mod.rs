@@ -83,6 +83,14 @@ pub fn share(total: u64, threads: usize, t: usize) -> u64 {
     total / n + u64::from((t as u64) < total % n)
 }
 
+/// `count` times `scale`, rounded, kept at 1 or more when `count` is.
+pub fn scaled(count: u64, scale: f64) -> u64 {
+    if scale == 1.0 || count == 0 {
+        return count;
+    }
+    ((count as f64 * scale).round() as u64).max(1)
+}
+
 /// One run phase of a workload. Lua workloads have one; specs have one per group.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PhasePlan {

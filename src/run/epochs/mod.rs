@@ -18,10 +18,6 @@
 //! fresh stores, and each point also gets the mean and 95% interval of its figures
 //! over the repeats ([`crate::result::intervals`]).
 
-pub mod data;
-pub mod extend;
-pub mod steps;
-
 mod driver;
 mod modes;
 

@@ -7,20 +7,20 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use super::data::{self, Dump, ScanWants};
 use super::driver::{MainMonitor, load_errors, seed_of, status_of};
-use super::steps::{FillSource, Slot};
 use crate::kv::ValueSizes;
 use crate::kv::sizes::SizeSnapshot;
 use crate::result::epochs::{EpochInfo, EpochTag};
 use crate::result::intervals::Intervals;
 use crate::result::{PointStatus, SeedResult};
+use crate::run::bulk::data::{self, Dump, ScanWants};
+use crate::run::bulk::steps::{FillSource, Slot};
 use crate::run::crew::{self, Both, CrewEnd, Monitor, Step, StepOutcome};
 use crate::run::progress::Progress;
 use crate::run::store::OpenStore;
 use crate::workload::Workload;
 use crate::workload::epochs::EpochMode;
-use crate::workload::spec::plan::scaled;
+use crate::workload::scaled;
 
 impl MainMonitor<'_, '_> {
     /// Key ranges a dump is read in, one thread each: every CPU (the dump is not

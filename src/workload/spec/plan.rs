@@ -10,9 +10,9 @@ use super::schema::{
     UniformStr,
 };
 use super::strings::{Str, mix64};
-use crate::workload::Budget;
 use crate::workload::dist::{Dist, NumExpr, Selector};
 use crate::workload::epochs::{DEFAULT_EXTEND_BYTES, EpochDefaults, EpochMode};
+use crate::workload::{Budget, scaled};
 
 /// The operations of a spec, in a group's fixed order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -609,14 +609,6 @@ fn group(g: &GroupSpec, scope: &Scope, path: &str, name: String, scale: f64) -> 
         ops,
         sorted,
     })
-}
-
-/// `count` times `scale`, rounded, kept at 1 or more when `count` is.
-pub fn scaled(count: u64, scale: f64) -> u64 {
-    if scale == 1.0 || count == 0 {
-        return count;
-    }
-    ((count as f64 * scale).round() as u64).max(1)
 }
 
 /// The `epochs` block of a spec with `phases` groups: checked, each error naming its
