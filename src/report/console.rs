@@ -8,8 +8,8 @@ use super::{RunInfo, Sink};
 use super::{epochs, openloop};
 use crate::metrics::format::{duration_ns, percent, rate};
 use crate::metrics::{LatencySet, LatencySummary, QUANTILES, Recorder};
+use crate::result::RunOutcome;
 use crate::result::{PointResult, PointStatus, SummaryRow};
-use crate::run::RunOutcome;
 use crate::workload::Budget;
 
 /// Writes the human report to any writer (stdout or a file).

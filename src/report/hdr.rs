@@ -17,8 +17,8 @@ use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 
 use super::{RunInfo, Sink};
 use crate::metrics::op_label;
+use crate::result::RunOutcome;
 use crate::result::{PointKey, PointResult};
-use crate::run::RunOutcome;
 use crate::run::observer::Sample;
 
 /// Where the logs go.

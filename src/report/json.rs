@@ -10,9 +10,9 @@ use super::figures::{hit_rate, phase_views};
 use super::{RunInfo, Sink};
 use crate::kv::pace::Rate;
 use crate::metrics::{Histogram, KindStats, LatencySet, LatencySummary, PaceStats, QUANTILES, Recorder};
+use crate::result::RunOutcome;
 use crate::result::slo::SloReport;
 use crate::result::{PointResult, PointStatus, RepeatRun, SeedResult, Spread};
-use crate::run::RunOutcome;
 use crate::workload::{Budget, SweepValue};
 
 /// Version of the document's layout; bumped when a field changes meaning.

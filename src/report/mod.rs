@@ -22,8 +22,8 @@ use std::time::Duration;
 use crate::kv::pace::{Arrival, Rate};
 use crate::probe::Probe;
 use crate::result::PointResult;
+use crate::result::RunOutcome;
 use crate::result::slo::Slo;
-use crate::run::RunOutcome;
 use crate::run::observer::{Observer, Sample};
 use crate::workload::Budget;
 

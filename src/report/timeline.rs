@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use super::{RunInfo, Sink, tsv_field};
 use crate::result::PointResult;
-use crate::run::RunOutcome;
+use crate::result::RunOutcome;
 use crate::run::observer::Sample;
 
 /// Every column, in order. The first nine are keybench's.

@@ -8,7 +8,7 @@ use super::figures::{err_rate, hit_rate, phase_views};
 use super::{RunInfo, Sink, epochs, tsv_field};
 use crate::metrics::{LatencySet, LatencySummary, OpKind};
 use crate::result::PointResult;
-use crate::run::RunOutcome;
+use crate::result::RunOutcome;
 
 /// Every column, in order. The first 15 are keybench's; the growing-value ones
 /// ([`epochs::TSV_COLUMNS`]) come last.

@@ -17,6 +17,19 @@ use crate::kv::pace::{Arrival, Rate};
 use crate::metrics::{QUANTILES, Recorder};
 use crate::workload::SweepValue;
 
+/// How a whole run went.
+#[derive(Debug, Default)]
+pub struct RunOutcome {
+    /// One row per finished point.
+    pub rows: Vec<SummaryRow>,
+    /// Ctrl-C stopped the run.
+    pub interrupted: bool,
+    /// Points that failed or saw engine errors.
+    pub bad_points: usize,
+    /// Errors that happened outside any point (closing or removing a store).
+    pub other_errors: Vec<String>,
+}
+
 /// Identifies one cell of the grid.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PointKey {

@@ -13,7 +13,8 @@ use crate::result::slo::{Probe, Slo, SloReport};
 use crate::result::{PointResult, PointStatus};
 use crate::workload::Budget;
 
-use super::{Cell, Runner, Shared};
+use super::grid::Cell;
+use super::runner::{Runner, Shared};
 
 /// Most probes per point (after the capacity run).
 pub const MAX_PROBES: usize = 10;

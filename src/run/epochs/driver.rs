@@ -18,10 +18,11 @@ use crate::run::bulk::data::{self, KeyIndex, ScanWants};
 use crate::run::bulk::extend::ExtendPlan;
 use crate::run::bulk::steps::{ExtendWork, Slot};
 use crate::run::crew::{self, Both, Crew, CrewEnd, Monitor, Step, StepOutcome};
+use crate::run::grid::Cell;
 use crate::run::progress::Progress;
+use crate::run::runner::Runner;
 use crate::run::sampler::SamplerCtx;
 use crate::run::store::OpenStore;
-use crate::run::{Cell, Runner};
 use crate::workload::dist::Selector;
 use crate::workload::epochs::{EpochLayout, EpochMode, Epochs};
 use crate::workload::scaled;
@@ -362,7 +363,10 @@ pub(super) fn seed_of(steps: &[StepOutcome], threads: usize) -> Option<SeedResul
 /// The engine errors of the steps that loaded a store, as a failure message: a store
 /// that lost writes while it was loaded holds other data than the mode says.
 pub(super) fn load_errors(steps: &[StepOutcome]) -> Option<String> {
-    let errors: Vec<String> = steps.iter().filter_map(|s| crate::run::engine_errors(&s.rec)).collect();
+    let errors: Vec<String> = steps
+        .iter()
+        .filter_map(|s| crate::run::runner::engine_errors(&s.rec))
+        .collect();
     (!errors.is_empty()).then(|| format!("engine errors while loading the store: {}", errors.join("; ")))
 }
 
