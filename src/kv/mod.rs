@@ -70,7 +70,7 @@ pub struct Kv {
     /// While a sampled seed runs: keys written so far, published for the timeline.
     /// A seed is one long load() call with no chunk boundaries, so this relaxed store
     /// to the thread's own cache line is the only way to see its progress.
-    seed_progress: Option<(Arc<CachePadded<AtomicU64>>, u64)>,
+    load_progress: Option<(Arc<CachePadded<AtomicU64>>, u64)>,
     /// Epochs: the value sizes written values are drawn from, with this thread's RNG.
     sizer: Option<Box<Sizer>>,
 }
@@ -170,7 +170,7 @@ impl Kv {
             written: 0,
             pacer: Pacer::default(),
             expiries: Expiries::default(),
-            seed_progress: None,
+            load_progress: None,
             sizer: None,
         }
     }
@@ -210,12 +210,12 @@ impl Kv {
     /// Publishes the count of keys written (put, mput keys, append) to `counter` after
     /// every write, or stops publishing with None. Used only around a sampled seed.
     pub fn publish_writes(&mut self, counter: Option<Arc<CachePadded<AtomicU64>>>) {
-        self.seed_progress = counter.map(|c| (c, 0));
+        self.load_progress = counter.map(|c| (c, 0));
     }
 
     #[inline]
     fn wrote(&mut self, keys: u64) {
-        if let Some((counter, n)) = &mut self.seed_progress {
+        if let Some((counter, n)) = &mut self.load_progress {
             *n += keys;
             counter.store(*n, Ordering::Relaxed);
         }

@@ -315,7 +315,7 @@ fn points_table(run: &RunData) -> String {
             fmt_rate(p.wu.max),
             fmt_rate(p.ops.median),
             p.repeats,
-            p.seed.map_or("-".to_string(), |s| fmt_rate(s.keys_per_s)),
+            p.load.map_or("-".to_string(), |s| fmt_rate(s.keys_per_s)),
         );
     }
     h.push_str("</tbody></table></details>");

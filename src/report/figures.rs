@@ -102,12 +102,12 @@ mod tests {
                 RepeatRun {
                     phases: vec![phase("warm", 100, 1_000_000_000), phase("read", 300, 1_000_000_000)],
                     thread_units: vec![400],
-                    seed: None,
+                    load: None,
                 },
                 RepeatRun {
                     phases: vec![phase("warm", 200, 1_000_000_000), phase("read", 100, 1_000_000_000)],
                     thread_units: vec![300],
-                    seed: None,
+                    load: None,
                 },
             ],
             merged,

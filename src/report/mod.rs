@@ -53,11 +53,11 @@ pub struct RunInfo {
     /// ctx.items.
     pub items: u64,
     /// Seed once per engine.
-    pub seed_once: bool,
+    pub load_once: bool,
     /// Waited for the engine's background work before every timed phase.
     pub settle: bool,
     /// Loader threads, when set.
-    pub seed_threads: Option<usize>,
+    pub load_threads: Option<usize>,
     /// Timeline period in seconds, when sampled.
     pub timeline: Option<f64>,
     /// The data directory, if any.

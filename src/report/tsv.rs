@@ -113,7 +113,7 @@ impl Sink for Tsv {
     fn point(&mut self, p: &PointResult) -> io::Result<()> {
         let key = &p.key;
         let (param, value) = key.sweep_columns();
-        let seed = p.seed();
+        let load = p.load();
         for view in phase_views(p) {
             // One row per operation kind and latency set (service time; response time
             // too in open-loop runs).
@@ -193,7 +193,7 @@ impl Sink for Tsv {
                     view.units.to_string(),
                     format!("{:.6}", view.wall_s),
                 ]);
-                match &seed {
+                match &load {
                     Some(sd) => c.extend([
                         sd.keys.to_string(),
                         format!("{:.6}", sd.wall_ns as f64 / 1e9),

@@ -108,9 +108,9 @@ impl PointStatus {
     }
 }
 
-/// The seed (load) phase of a store.
+/// The load phase of a store (its `seed` in reports).
 #[derive(Debug, Clone)]
-pub struct SeedResult {
+pub struct LoadResult {
     /// Loader threads.
     pub threads: usize,
     /// Wall time of the load, nanoseconds.
@@ -121,7 +121,7 @@ pub struct SeedResult {
     pub shared: bool,
 }
 
-impl SeedResult {
+impl LoadResult {
     /// Keys written per second.
     pub fn keys_per_sec(&self) -> f64 {
         per_sec(self.keys, self.wall_ns)
@@ -152,8 +152,8 @@ pub struct RepeatRun {
     pub phases: Vec<PhaseRun>,
     /// Units done by each thread (all phases), in thread order.
     pub thread_units: Vec<u64>,
-    /// The seed of this repeat's store (None without a load phase).
-    pub seed: Option<SeedResult>,
+    /// The load of this repeat's store (None without a load phase).
+    pub load: Option<LoadResult>,
 }
 
 impl RepeatRun {
@@ -292,12 +292,12 @@ impl PointResult {
         Some([at("p50"), at("p99"), at("p99.9")])
     }
 
-    /// The seed, summarised over repeats: median wall time. None without a seed.
-    pub fn seed(&self) -> Option<SeedResult> {
-        let seeds: Vec<&SeedResult> = self.repeats.iter().filter_map(|r| r.seed.as_ref()).collect();
-        let first = *seeds.first()?;
-        let wall = Spread::of(&seeds.iter().map(|s| s.wall_ns as f64).collect::<Vec<_>>()).median;
-        Some(SeedResult {
+    /// The load, summarised over repeats: median wall time. None without a load phase.
+    pub fn load(&self) -> Option<LoadResult> {
+        let loads: Vec<&LoadResult> = self.repeats.iter().filter_map(|r| r.load.as_ref()).collect();
+        let first = *loads.first()?;
+        let wall = Spread::of(&loads.iter().map(|s| s.wall_ns as f64).collect::<Vec<_>>()).median;
+        Some(LoadResult {
             wall_ns: wall as u64,
             ..first.clone()
         })

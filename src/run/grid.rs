@@ -56,20 +56,20 @@ pub fn execute(plan: &Plan, observer: &dyn Observer, abort: &Arc<AtomicBool>) ->
             };
             let mut shared: Option<Result<Shared, String>> = None;
             for (si, sweep) in sweep_values.iter().enumerate() {
-                if plan.seed_once && (si == 0 || wl.sweep().is_some_and(|s| s.seed_per_value)) {
+                if plan.load_once && (si == 0 || wl.sweep().is_some_and(|s| s.load_per_value)) {
                     if let Some(Ok(old)) = shared.take()
                         && let Err(e) = old.store.close()
                     {
                         out.other_errors.push(e);
                     }
-                    let seed_threads = plan.seed_threads.unwrap_or(*plan.threads.iter().max().unwrap_or(&1));
+                    let load_threads = plan.load_threads.unwrap_or(*plan.threads.iter().max().unwrap_or(&1));
                     let cell = Cell {
-                        threads: seed_threads,
+                        threads: load_threads,
                         batch: batches[0],
                         sweep: sweep.clone(),
                         rate: None,
                     };
-                    shared = Some(runner.open_and_seed(&cell, batched, true, seq.get() + 1, 0));
+                    shared = Some(runner.open_and_load(&cell, batched, true, seq.get() + 1, 0));
                 }
                 let rates: Vec<Option<Rate>> = if plan.rates.is_empty() {
                     vec![None]

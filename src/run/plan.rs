@@ -32,9 +32,9 @@ pub struct Plan {
     /// ctx knobs (users, items, seed, and the budget as ops/secs).
     pub params: Params,
     /// Loader threads (None: the point's thread count; the largest under seed-once).
-    pub seed_threads: Option<usize>,
+    pub load_threads: Option<usize>,
     /// Seed one store per engine and run every point against it.
-    pub seed_once: bool,
+    pub load_once: bool,
     /// Where persistent engines put their stores.
     pub data_dir: Option<PathBuf>,
     /// Keep store directories after use.

@@ -15,13 +15,13 @@ use super::{Plan, Sampling};
 use crate::engine::{EngineInfo, EngineOptions};
 use crate::kv::pace::{PaceSpec, Rate};
 use crate::metrics::Recorder;
-use crate::result::{PhaseRun, PointKey, PointResult, PointStatus, RepeatRun, SeedResult};
+use crate::result::{LoadResult, PhaseRun, PointKey, PointResult, PointStatus, RepeatRun};
 use crate::workload::{Budget, SweepValue, Workload};
 
 /// A store seeded once and shared by several points.
 pub(in crate::run) struct Shared {
     pub(in crate::run) store: OpenStore,
-    pub(in crate::run) seed: Option<SeedResult>,
+    pub(in crate::run) load: Option<LoadResult>,
 }
 
 /// Runs the points of one workload on one engine.
@@ -116,7 +116,7 @@ impl Runner<'_> {
 
     /// Opens a fresh store and runs the workload's load() on `cell.threads` threads.
     /// `seq` and `repeat` label its timeline samples.
-    pub(in crate::run) fn open_and_seed(
+    pub(in crate::run) fn open_and_load(
         &self,
         cell: &Cell,
         batched: bool,
@@ -134,21 +134,21 @@ impl Runner<'_> {
         )
         .map_err(|e| self.plan.explain_open_error(self.engine.name, e))?;
         if !self.wl.has_load() {
-            return Ok(Shared { store, seed: None });
+            return Ok(Shared { store, load: None });
         }
-        let mut progress = Progress::seeding(self.wl.name(), self.engine.name, threads);
+        let mut progress = Progress::loading(self.wl.name(), self.engine.name, threads);
         let key = self.key(cell, batched);
         let sample_as = SampleAs { key: &key, seq, repeat };
         let crew = self.crew(&store, threads, cell.batch, cell.sweep.clone(), sample_as);
         let outcome = crew::run(&crew, &[Step::Load], &mut progress);
         let dropped = match outcome.end {
-            CrewEnd::Done => seed_errors(&outcome.steps[0].rec),
+            CrewEnd::Done => load_errors(&outcome.steps[0].rec),
             _ => None,
         };
         match outcome.end {
             CrewEnd::Done if dropped.is_none() => {
                 let step = &outcome.steps[0];
-                let seed = SeedResult {
+                let load = LoadResult {
                     threads,
                     wall_ns: step.wall_ns,
                     keys: step.rec.write_ops(),
@@ -156,7 +156,7 @@ impl Runner<'_> {
                 };
                 Ok(Shared {
                     store,
-                    seed: Some(seed),
+                    load: Some(load),
                 })
             }
             end => {
@@ -217,21 +217,21 @@ impl Runner<'_> {
         let seq = self.seq.get() + 1;
         self.seq.set(seq);
         for repeat in 1..=repeats {
-            let (fresh, seed) = match shared {
-                Some(Ok(s)) => (None, s.seed.clone()),
+            let (fresh, load) = match shared {
+                Some(Ok(s)) => (None, s.load.clone()),
                 Some(Err(e)) => {
                     point.status = failed_status(e, &label, self.abort);
                     break;
                 }
                 None => {
-                    let seed_cell = Cell {
-                        threads: self.plan.seed_threads.unwrap_or(cell.threads),
+                    let load_cell = Cell {
+                        threads: self.plan.load_threads.unwrap_or(cell.threads),
                         batch: cell.batch,
                         sweep: cell.sweep.clone(),
                         rate: None,
                     };
-                    match self.open_and_seed(&seed_cell, batched, false, seq, repeat) {
-                        Ok(s) => (Some(s.store), s.seed),
+                    match self.open_and_load(&load_cell, batched, false, seq, repeat) {
+                        Ok(s) => (Some(s.store), s.load),
                         Err(e) => {
                             point.status = failed_status(&e, &label, self.abort);
                             break;
@@ -280,7 +280,7 @@ impl Runner<'_> {
                 point.repeats.push(RepeatRun {
                     phases: phase_runs,
                     thread_units,
-                    seed,
+                    load,
                 });
             }
             match outcome.end {
@@ -302,7 +302,7 @@ impl Runner<'_> {
 /// The engine errors a seed saw, as one message, or None. A seed that lost writes
 /// would leave every later figure of the point describing another dataset, so it
 /// fails the point instead of passing silently.
-fn seed_errors(rec: &Recorder) -> Option<String> {
+fn load_errors(rec: &Recorder) -> Option<String> {
     engine_errors(rec).map(|e| format!("engine errors in load(): {e}"))
 }
 

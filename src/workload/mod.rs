@@ -64,7 +64,7 @@ pub struct Sweep {
     /// The values, run in order.
     pub values: Vec<SweepValue>,
     /// Whether each value needs its own seeded store under `--seed-once`.
-    pub seed_per_value: bool,
+    pub load_per_value: bool,
 }
 
 /// How long a phase runs.

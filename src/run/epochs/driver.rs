@@ -13,7 +13,7 @@ use crate::kv::values::ValuePool;
 use crate::metrics::Recorder;
 use crate::result::epochs::{EpochInfo, EpochTag};
 use crate::result::intervals::{Intervals, RepeatFigures};
-use crate::result::{PhaseRun, PointKey, PointResult, PointStatus, RepeatRun, SeedResult, Spread};
+use crate::result::{LoadResult, PhaseRun, PointKey, PointResult, PointStatus, RepeatRun, Spread};
 use crate::run::bulk::data::{self, KeyIndex, ScanWants};
 use crate::run::bulk::extend::ExtendPlan;
 use crate::run::bulk::steps::{ExtendWork, Slot};
@@ -300,7 +300,7 @@ impl Accum {
     }
 
     /// Adds one repeat's step.
-    pub(super) fn add(&mut self, step: &StepOutcome, seed: Option<SeedResult>, info: EpochInfo) {
+    pub(super) fn add(&mut self, step: &StepOutcome, load: Option<LoadResult>, info: EpochInfo) {
         self.merged.merge(&step.rec);
         self.figures
             .push(RepeatFigures::of(&step.rec, step.units, step.wall_ns));
@@ -314,7 +314,7 @@ impl Accum {
                 bytes: step.rec.write_bytes(),
             }],
             thread_units: step.thread_units.clone(),
-            seed,
+            load,
         });
         if let Some(d) = info.dump {
             self.dumps.push(d);
@@ -351,8 +351,8 @@ impl Accum {
 }
 
 /// The seed of a store loaded by `steps` (their wall time and keys written).
-pub(super) fn seed_of(steps: &[StepOutcome], threads: usize) -> Option<SeedResult> {
-    (!steps.is_empty()).then(|| SeedResult {
+pub(super) fn load_of(steps: &[StepOutcome], threads: usize) -> Option<LoadResult> {
+    (!steps.is_empty()).then(|| LoadResult {
         threads,
         wall_ns: steps.iter().map(|s| s.wall_ns).sum(),
         keys: steps.iter().map(|s| s.rec.write_ops()).sum(),
@@ -441,7 +441,7 @@ impl CellRun<'_> {
             .iter()
             .take_while(|k| matches!(k, MainStep::Load | MainStep::LoadPhase(_)))
             .count();
-        let seed = seed_of(&outcome.steps[..load_len.min(outcome.steps.len())], self.cell.threads);
+        let load = load_of(&outcome.steps[..load_len.min(outcome.steps.len())], self.cell.threads);
         for (i, step) in outcome.steps.iter().enumerate() {
             let (e, mode) = match kinds[i] {
                 MainStep::Extend(e) => (e, EpochMode::Extend),
@@ -465,7 +465,7 @@ impl CellRun<'_> {
             if last && outcome.end != CrewEnd::Done {
                 a.fail(status_of(&outcome.end));
             }
-            a.add(step, if mode == EpochMode::Main { seed.clone() } else { None }, info);
+            a.add(step, if mode == EpochMode::Main { load.clone() } else { None }, info);
         }
         if outcome.end != CrewEnd::Done {
             // The epochs the crew did not reach fail with the same reason.

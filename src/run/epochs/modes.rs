@@ -7,12 +7,12 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use super::driver::{MainMonitor, load_errors, seed_of, status_of};
+use super::driver::{MainMonitor, load_errors, load_of, status_of};
 use crate::kv::ValueSizes;
 use crate::kv::sizes::SizeSnapshot;
 use crate::result::epochs::{EpochInfo, EpochTag};
 use crate::result::intervals::Intervals;
-use crate::result::{PointStatus, SeedResult};
+use crate::result::{LoadResult, PointStatus};
 use crate::run::bulk::data::{self, Dump, ScanWants};
 use crate::run::bulk::steps::{FillSource, Slot};
 use crate::run::crew::{self, Both, CrewEnd, Monitor, Step, StepOutcome};
@@ -79,12 +79,12 @@ impl MainMonitor<'_, '_> {
             let result = self.mode(e, mode, dump.as_ref(), main_hash);
             let a = self.accums.get_mut(&(e, mode)).expect("every point has an accumulator");
             match result {
-                Ok((step, seed, info, end)) => {
+                Ok((step, load, info, end)) => {
                     if end != CrewEnd::Done {
                         a.fail(status_of(&end));
                     }
                     if let Some(step) = step {
-                        a.add(&step, seed, info);
+                        a.add(&step, load, info);
                     }
                     if end == CrewEnd::Interrupted {
                         return Err("interrupted".to_string());
@@ -104,7 +104,7 @@ impl MainMonitor<'_, '_> {
         mode: EpochMode,
         dump: Option<&(Arc<Dump>, u64)>,
         main_hash: Option<u64>,
-    ) -> Result<(Option<StepOutcome>, Option<SeedResult>, EpochInfo, CrewEnd), String> {
+    ) -> Result<(Option<StepOutcome>, Option<LoadResult>, EpochInfo, CrewEnd), String> {
         let run = self.run;
         let st = &self.epochs[e as usize - 1];
         let initial = self.initial.as_ref().expect("indexed before the first extend phase");
@@ -210,7 +210,7 @@ impl MainMonitor<'_, '_> {
             .filter(|(_, s)| !matches!(s, Step::Skip { .. }))
             .map(|(o, _)| clone_outcome(o))
             .collect();
-        let seed = seed_of(&load_outcomes, run.cell.threads);
+        let load = load_of(&load_outcomes, run.cell.threads);
         if mode == EpochMode::Spread {
             let written: u64 = load_outcomes.iter().map(|o| o.rec.write_ops()).sum();
             info.records = written;
@@ -236,7 +236,7 @@ impl MainMonitor<'_, '_> {
         {
             end = CrewEnd::Failed(err);
         }
-        Ok((run_step, seed, info, end))
+        Ok((run_step, load, info, end))
     }
 }
 

@@ -182,7 +182,7 @@ fn parse_sweep(t: &Table) -> Result<Sweep, String> {
     Ok(Sweep {
         param,
         values,
-        seed_per_value,
+        load_per_value: seed_per_value,
     })
 }
 
