@@ -221,9 +221,9 @@ mod tests {
         let tracks = tracks(&t);
         assert_eq!(tracks.len(), 2);
         let a = &tracks[0];
-        assert_eq!((a.threads, a.seed_threads, a.repeat), (2, Some(4), 1));
+        assert_eq!((a.threads, a.load_threads, a.repeat), (2, Some(4), 1));
         assert_eq!(a.samples.len(), 4);
-        assert_eq!(a.seeded("keys_per_s"), vec![(0.5, 100.0), (1.0, 120.0)]);
+        assert_eq!(a.loaded("keys_per_s"), vec![(0.5, 100.0), (1.0, 120.0)]);
         assert_eq!(a.timed("wu_per_s"), vec![(0.5, 10.0), (1.0, 20.0)]);
         assert_eq!(a.phases, vec!["seed", "load", "run"]);
         assert_eq!(
