@@ -1,14 +1,17 @@
-//! The runner: expands the grid, manages stores and seeds, runs each measurement and
-//! reduces repeats into point results.
+//! The runner: expands the grid, manages stores and their loads, runs each
+//! measurement and reduces repeats into point results.
 //!
-//! Grid order: workload file, then engine, then the workload's sweep value, then
-//! threads, then batch size, then target rate (open loop); each cell is measured
-//! `repeat` times. Every measurement gets a fresh store unless `seed_once` shares one
-//! seeded store per engine (and per sweep value when the workload asks for
-//! `seed_per_value`). With an SLO, each cell is an SLO search ([`slo`]) instead.
+//! Grid order (`grid.rs`): workload file, then engine, then the workload's sweep value,
+//! then threads, then batch size, then target rate (open loop); each cell is measured
+//! `repeat` times by the runner (`runner.rs`). Every measurement gets a fresh store unless
+//! `--seed-once` ([`Plan::load_once`]) shares one loaded store per engine (and per
+//! sweep value when the workload asks for `seed_per_value`). With an SLO, each cell is
+//! an SLO search ([`slo`]) instead; with epochs, an epoch sequence ([`epochs`]).
+//! A measurement is a [`crew`] of worker threads moving through steps together.
 //!
-//! When a sink wants them, measurements are sampled ([`sampler`]): a timeline every
-//! `--timeline` seconds, and interval histograms for histogram logs.
+//! Finished points go to an [`observer::Observer`] (the reporter). When it wants them,
+//! measurements are sampled ([`sampler`]): a timeline every `--timeline` seconds, and
+//! interval histograms for histogram logs.
 
 pub mod bulk;
 pub mod crew;
