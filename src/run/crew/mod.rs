@@ -1,4 +1,4 @@
-//! A crew: the worker threads of one measurement, moving through its steps (the seed,
+//! A crew: the worker threads of one measurement, moving through its steps (the load,
 //! then each timed phase) in lockstep.
 //!
 //! Every thread builds its program (its Lua state) before the first step; a step

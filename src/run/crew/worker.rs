@@ -152,10 +152,10 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>) {
     drop(program.finish());
 }
 
-/// Runs units in adaptive chunks until the quota is done, the phase is exhausted, or
-/// the step is stopped, counting them into `ran` (and cutting the warm-up there).
-/// Returns the error that ended it, if any.
 impl Seat<'_, '_> {
+    /// Runs units in adaptive chunks until the quota is done, the phase is exhausted,
+    /// or the step is stopped, counting them into `ran` (and cutting the warm-up
+    /// there). Returns the error that ended it, if any.
     fn run_units(
         &mut self,
         program: &mut dyn Program,
