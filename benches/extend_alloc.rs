@@ -15,14 +15,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use kvmark::engine::{Appended, EngineResult, Existed, ReadBuf, ScanFn, Session};
-use kvmark::run::ivs::data::KeyIndex;
-use kvmark::run::ivs::extend::ExtendPlan;
-use kvmark::run::ivs::steps::{self, ExtendWork};
-use kvmark::run::kv::Kv;
+use kvmark::kv::Kv;
+use kvmark::kv::values::ValuePool;
+use kvmark::run::bulk::data::KeyIndex;
+use kvmark::run::bulk::extend::ExtendPlan;
+use kvmark::run::bulk::steps::{self, ExtendWork};
 use kvmark::run::live::Live;
 use kvmark::workload::dist::{NumExpr, Selector};
 use kvmark::workload::spec::schema::CharacterSet;
-use kvmark::workload::spec::values::ValuePool;
+use kvmark::workload::spec::strings::charset_bytes;
 
 /// The system allocator, counting allocations and reallocations.
 struct Counting;
@@ -79,12 +80,12 @@ fn main() {
     for i in 0..keys {
         index.push(format!("user{i:012}").as_bytes(), 1000);
     }
-    let zipf = Selector::new(Some(&kvmark::run::ivs::default_extend_dist())).expect("a valid selector");
+    let zipf = Selector::new(Some(&kvmark::workload::epochs::default_extend_dist())).expect("a valid selector");
     let plan = ExtendPlan::draw(&mut index, extends, &zipf, &NumExpr::Const(bytes as f64), None, 1, 1);
     let work = ExtendWork {
         plan,
         index: Arc::new(index),
-        pool: Arc::new(ValuePool::new(CharacterSet::Alphanumeric, 1.0, 1)),
+        pool: Arc::new(ValuePool::new(charset_bytes(CharacterSet::Alphanumeric), 1.0, 1)),
         seed: 1,
     };
     let clock = quanta::Clock::new();

@@ -371,9 +371,9 @@ pub fn run_info(plan: &Plan) -> RunInfo {
         seed: plan.params.seed,
         users: plan.params.users,
         items: plan.params.items,
-        seed_once: plan.seed_once,
+        load_once: plan.load_once,
         settle: plan.settle,
-        seed_threads: plan.seed_threads,
+        load_threads: plan.load_threads,
         timeline: plan.timeline.map(|t| t.as_secs_f64()),
         data_dir: plan.data_dir.clone(),
         engine_options: plan

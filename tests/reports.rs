@@ -9,8 +9,8 @@ use std::path::Path;
 
 use common::parse::*;
 use common::*;
+use kvmark::metrics::format::{duration_ns, rate};
 use kvmark::probe::live::SYSTEM_METRICS;
-use kvmark::report::format::{duration_ns, rate};
 use serde_json::Value;
 
 #[test]

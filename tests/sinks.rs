@@ -21,18 +21,18 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use hdrhistogram::serialization::Deserializer;
+use kvmark::kv::pace::{Arrival, Rate};
+use kvmark::kv::sizes::SizeSnapshot;
 use kvmark::metrics::{LatencySummary, OpKind, PaceStats, Recorder, new_histogram};
 use kvmark::probe::Probe;
 use kvmark::report::RunInfo;
 use kvmark::report::sinks::{SINKS, SinkKind};
-use kvmark::run::RunOutcome;
-use kvmark::run::ivs::sizes::SizeSnapshot;
-use kvmark::run::ivs::stats::{Intervals, RepeatFigures};
-use kvmark::run::ivs::{EpochInfo, EpochTag, IvsMode};
-use kvmark::run::pace::{Arrival, Rate};
-use kvmark::run::result::{PhaseRun, PointKey, PointResult, PointStatus, RepeatRun, SeedResult, SummaryRow};
-use kvmark::run::sampler::Sample;
-use kvmark::run::slo::{self, Slo, SloReport};
+use kvmark::result::epochs::{EpochInfo, EpochTag};
+use kvmark::result::intervals::{Intervals, RepeatFigures};
+use kvmark::result::slo::{self, Slo, SloReport};
+use kvmark::result::{LoadResult, PhaseRun, PointKey, PointResult, PointStatus, RepeatRun, RunOutcome, SummaryRow};
+use kvmark::run::observer::Sample;
+use kvmark::workload::epochs::EpochMode;
 use kvmark::workload::{Budget, SweepValue};
 
 /// The environment variable that rewrites the expected files from the actual output.
@@ -122,7 +122,7 @@ fn closed_loop() -> PointResult {
     (get.hits, get.misses) = (540, 60);
     rec.kind_mut(OpKind::Put).bytes = 300 * 132;
     rec.kind_mut(OpKind::Scan).rows = 100 * 20;
-    let seed = |wall_ns| SeedResult {
+    let seed = |wall_ns| LoadResult {
         threads: 2,
         wall_ns,
         keys: 1000,
@@ -132,12 +132,12 @@ fn closed_loop() -> PointResult {
         RepeatRun {
             phases: vec![phase("run", 500, 500, 1_250_000_000, 19_800)],
             thread_units: vec![500],
-            seed: Some(seed(40_000_000)),
+            load: Some(seed(40_000_000)),
         },
         RepeatRun {
             phases: vec![phase("run", 500, 500, 1_000_000_000, 19_800)],
             thread_units: vec![500],
-            seed: Some(seed(50_000_000)),
+            load: Some(seed(50_000_000)),
         },
     ];
     point(
@@ -169,7 +169,7 @@ fn two_phases_failed() -> PointResult {
             phase("read", 250, 1000, 250_000_000, 0),
         ],
         thread_units: vec![260, 240],
-        seed: None,
+        load: None,
     }];
     point(
         key,
@@ -203,7 +203,7 @@ fn open_loop() -> PointResult {
                 ..phase("run", 400, 400, 1_010_000_000, 0)
             }],
             thread_units: vec![437],
-            seed: None,
+            load: None,
         }],
         vec![("run".to_string(), rec)],
     );
@@ -248,7 +248,7 @@ fn epoch() -> PointResult {
     let mut key = key("mixed", "skiplist", 1);
     let tag = EpochTag {
         number: 2,
-        mode: IvsMode::Main,
+        mode: EpochMode::Main,
     };
     key.epoch = Some(tag);
     key.sweep = Some(("value_kb".to_string(), SweepValue::Float(1.5)));
@@ -257,7 +257,7 @@ fn epoch() -> PointResult {
         .map(|wall| RepeatRun {
             phases: vec![phase("run", 300, 300, wall, 0)],
             thread_units: vec![300],
-            seed: None,
+            load: None,
         })
         .collect();
     let mut p = point(key, PointStatus::Ok, repeats, vec![("run".to_string(), rec)]);
@@ -311,9 +311,9 @@ fn run_info() -> RunInfo {
         seed: 42,
         users: 100,
         items: 1000,
-        seed_once: false,
+        load_once: false,
         settle: true,
-        seed_threads: Some(2),
+        load_threads: Some(2),
         timeline: Some(0.5),
         data_dir: Some(PathBuf::from("/data/kvmark")),
         started_unix: T0,
@@ -358,7 +358,7 @@ struct FixtureSample {
 /// point has them).
 fn samples_of(seq: usize, p: &PointResult) -> Vec<FixtureSample> {
     let mut out = Vec::new();
-    if p.seed().is_some() {
+    if p.load().is_some() {
         out.push(FixtureSample {
             phase: "seed".to_string(),
             metrics: vec![("seed_keys_per_s".to_string(), 25_000.0)],

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use super::RunArgs;
 use super::plan::{UsageError, usage};
 use crate::config::size::parse_size;
-use crate::run::ivs::{self, EpochFlags, IvsMode};
 use crate::workload::Workload;
+use crate::workload::epochs::{self, EpochFlags, EpochMode};
 
 impl RunArgs {
     /// `--max-value-bytes`: None for no cap.
@@ -38,13 +38,13 @@ impl RunArgs {
             extend_dist: self
                 .extend_dist
                 .as_deref()
-                .map(ivs::parse_extend_dist)
+                .map(epochs::parse_extend_dist)
                 .transpose()
                 .map_err(|e| self.refused_flag("extend_dist", e))?,
             modes: self
                 .ivs_mode
                 .as_deref()
-                .map(IvsMode::parse_list)
+                .map(EpochMode::parse_list)
                 .transpose()
                 .map_err(|e| self.refused_flag("ivs_mode", e))?,
             scale,

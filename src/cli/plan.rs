@@ -12,11 +12,11 @@ use super::RunArgs;
 use super::epochs;
 use crate::config::normalize_option;
 use crate::engine::{self, EngineInfo, EngineOptions};
+use crate::kv::pace::{Arrival, Rate};
 use crate::probe::ProbeSet;
 use crate::report::setup::{self, Outputs};
+use crate::result::slo::Slo;
 use crate::run::Plan;
-use crate::run::pace::{Arrival, Rate};
-use crate::run::slo::Slo;
 use crate::workload::{self, Budget, Params, Workload, WorkloadError};
 
 /// Default unit budget across all threads.
@@ -167,7 +167,7 @@ impl RunArgs {
     /// Like [`RunArgs::into_plan`], opening each workload file with `open`.
     pub fn into_plan_with(self, open: Opener) -> Result<Plan, UsageError> {
         let default_ops = if self.epochs.is_some() {
-            crate::run::ivs::DEFAULT_RUN_OPS
+            crate::workload::epochs::DEFAULT_RUN_OPS
         } else {
             DEFAULT_OPS
         };
@@ -278,8 +278,8 @@ impl RunArgs {
             budget,
             repeat,
             params,
-            seed_threads: self.seed_threads,
-            seed_once,
+            load_threads: self.seed_threads,
+            load_once: seed_once,
             data_dir: self.data_dir,
             keep_data: self.keep_data && !self.no_keep_data,
             settle: self.settle && !self.no_settle,

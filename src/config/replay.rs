@@ -51,10 +51,10 @@ pub fn render(plan: &Plan, outputs: &Outputs) -> Result<String, String> {
     put("users", plan.params.users.to_string())?;
     put("items", plan.params.items.to_string())?;
     put("seed", plan.params.seed.to_string())?;
-    if let Some(n) = plan.seed_threads {
+    if let Some(n) = plan.load_threads {
         put("seed_threads", n.to_string())?;
     }
-    put("seed_once", plan.seed_once.to_string())?;
+    put("seed_once", plan.load_once.to_string())?;
     put("keep_data", plan.keep_data.to_string())?;
     put("settle", plan.settle.to_string())?;
     if let Some(dir) = &plan.data_dir {

@@ -1,5 +1,7 @@
-//! Measurement: operation kinds, per-thread recorders, latency summaries.
+//! Measurement: operation kinds, per-thread recorders, latency summaries, and the
+//! human formatting of the figures they produce.
 
+pub mod format;
 pub mod pace;
 pub mod recorder;
 pub mod summary;

@@ -276,6 +276,11 @@ impl Panel {
     }
 }
 
+/// Pixel width of one panel, unless a figure widens its panels.
+pub const PANEL_W: u32 = 560;
+/// Pixel height of one panel.
+pub const PANEL_H: u32 = 360;
+
 /// A figure: a titled grid of panels, written to one file.
 #[derive(Debug, Clone, Serialize)]
 pub struct Figure {
@@ -311,7 +316,7 @@ impl Figure {
     /// Widens the panels so `marks` bars or marker columns side by side stay apart.
     pub fn fit_width(mut self, marks: usize) -> Figure {
         let wanted = (marks as u32).saturating_mul(12).saturating_add(140);
-        if wanted > super::render::PANEL_W {
+        if wanted > PANEL_W {
             self.panel_width = Some(wanted.min(2400));
         }
         self

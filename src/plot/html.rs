@@ -221,7 +221,7 @@ fn utc(t: f64) -> String {
 
 fn fmt_ns(v: f64) -> String {
     if v.is_finite() {
-        crate::report::format::duration_ns(v)
+        crate::metrics::format::duration_ns(v)
     } else {
         "-".to_string()
     }
@@ -229,7 +229,7 @@ fn fmt_ns(v: f64) -> String {
 
 fn fmt_rate(v: f64) -> String {
     if v.is_finite() {
-        crate::report::format::rate(v)
+        crate::metrics::format::rate(v)
     } else {
         "-".to_string()
     }
@@ -315,7 +315,7 @@ fn points_table(run: &RunData) -> String {
             fmt_rate(p.wu.max),
             fmt_rate(p.ops.median),
             p.repeats,
-            p.seed.map_or("-".to_string(), |s| fmt_rate(s.keys_per_s)),
+            p.load.map_or("-".to_string(), |s| fmt_rate(s.keys_per_s)),
         );
     }
     h.push_str("</tbody></table></details>");

@@ -10,13 +10,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::axis::AxisMap;
-use super::figure::{Dash, Figure, Mark, Panel, Scale, Series, Shape, Unit};
+use super::figure::{Dash, Figure, Mark, PANEL_H, PANEL_W, Panel, Scale, Series, Shape, Unit};
 use super::palette::rgb;
 
-/// Pixel width of one panel.
-pub const PANEL_W: u32 = 560;
-/// Pixel height of one panel.
-pub const PANEL_H: u32 = 360;
 const TITLE_H: u32 = 40;
 const LEGEND_ROW_H: u32 = 22;
 const FONT: &str = "sans-serif";

@@ -4,12 +4,12 @@
 
 use std::io::{self, Write};
 
-use super::format::{duration_ns, percent, rate};
 use super::{RunInfo, Sink};
 use super::{epochs, openloop};
+use crate::metrics::format::{duration_ns, percent, rate};
 use crate::metrics::{LatencySet, LatencySummary, QUANTILES, Recorder};
-use crate::run::RunOutcome;
-use crate::run::result::{PointResult, PointStatus, SummaryRow};
+use crate::result::RunOutcome;
+use crate::result::{PointResult, PointStatus, SummaryRow};
 use crate::workload::Budget;
 
 /// Writes the human report to any writer (stdout or a file).
@@ -45,7 +45,7 @@ impl Sink for Console {
             info.repeat,
             info.users,
             info.items,
-            if info.seed_once { " seed-once" } else { "" },
+            if info.load_once { " seed-once" } else { "" },
             if info.settle { " settle" } else { "" },
         )?;
         let threads: Vec<String> = info.threads.iter().map(usize::to_string).collect();
@@ -92,16 +92,16 @@ impl Sink for Console {
             if runs == 1 { "" } else { "s" }
         )?;
 
-        if let Some(seed) = p.seed() {
+        if let Some(load) = p.load() {
             writeln!(
                 out,
                 "seed: {} keys in {}, {} keys/s, {} thread{}{}",
-                seed.keys,
-                duration_ns(seed.wall_ns as f64),
-                rate(seed.keys_per_sec()),
-                seed.threads,
-                if seed.threads == 1 { "" } else { "s" },
-                if seed.shared { " (seeded once, shared)" } else { "" },
+                load.keys,
+                duration_ns(load.wall_ns as f64),
+                rate(load.keys_per_sec()),
+                load.threads,
+                if load.threads == 1 { "" } else { "s" },
+                if load.shared { " (seeded once, shared)" } else { "" },
             )?;
         }
         if p.merged.is_empty() {

@@ -7,11 +7,12 @@ use std::io::{self, Write};
 
 use serde_json::{Map, Value, json};
 
-use super::format::{bytes, duration_ns, rate};
 use crate::metrics::OpKind;
-use crate::run::ivs::stats::{Interval, LATENCY_FIGURES, MEAN, P99};
-use crate::run::ivs::{EpochInfo, IvsMode};
-use crate::run::result::{PointResult, SummaryRow};
+use crate::metrics::format::{bytes, duration_ns, rate};
+use crate::result::epochs::EpochInfo;
+use crate::result::intervals::{Interval, LATENCY_FIGURES, MEAN, P99};
+use crate::result::{PointResult, SummaryRow};
+use crate::workload::epochs::EpochMode;
 
 /// " epoch=3 mode=clean" for a point's coordinates line.
 pub fn coords(p: &PointResult) -> String {
@@ -39,7 +40,7 @@ pub fn console(out: &mut dyn Write, p: &PointResult) -> io::Result<()> {
         bytes(v.p99 as f64),
         bytes(v.max as f64),
     )?;
-    if info.tag.mode == IvsMode::Extend {
+    if info.tag.mode == EpochMode::Extend {
         writeln!(
             out,
             "extends skipped by the value cap (--max-value-bytes): {}",
@@ -139,11 +140,26 @@ pub fn summary(out: &mut dyn Write, rows: &[SummaryRow]) -> io::Result<()> {
     Ok(())
 }
 
-/// How many tsv columns this module fills: the last ones of [`super::tsv::COLUMNS`].
-const TSV_COUNT: usize = 17;
-
-/// The tsv columns this module fills, after the others.
-pub const TSV_COLUMNS: &[&str] = super::tsv::COLUMNS.split_at(super::tsv::COLUMNS.len() - TSV_COUNT).1;
+/// The tsv columns this module fills: the last ones of the tsv sink's.
+pub const TSV_COLUMNS: [&str; 17] = [
+    "epoch",
+    "ivs_mode",
+    "records",
+    "volume_bytes",
+    "value_mean_bytes",
+    "value_p50_bytes",
+    "value_p99_bytes",
+    "value_max_bytes",
+    "skipped_extends",
+    "wu_per_s_mean",
+    "wu_per_s_ci95",
+    "mean_ns_mean",
+    "mean_ns_ci95",
+    "p99_ns_mean",
+    "p99_ns_ci95",
+    "dump_s",
+    "dump_bytes",
+];
 
 /// The tsv cells of [`TSV_COLUMNS`] for a row of `kind` (None: a point's empty row),
 /// `-` outside epochs. Latency intervals are of service time.
@@ -216,7 +232,7 @@ pub fn json(p: &PointResult) -> Value {
             "p50": v.p50,
             "p90": v.p90,
             "p99": v.p99,
-            "bin_bytes": crate::run::ivs::sizes::BIN_BYTES,
+            "bin_bytes": crate::kv::sizes::BIN_BYTES,
             "bins": v.bins.iter().map(|(s, n)| json!([s, n])).collect::<Vec<_>>(),
         },
         "intervals": {

@@ -2,7 +2,7 @@
 //! phase (and one over all phases when there are several), with its own throughput.
 
 use crate::metrics::Recorder;
-use crate::run::result::{PointResult, RepeatRun, Spread, per_sec};
+use crate::result::{PointResult, RepeatRun, Spread, per_sec};
 
 /// The rows of one phase of a point (or of all its phases).
 #[derive(Debug)]
@@ -68,7 +68,7 @@ pub fn err_rate(errors: u64, calls: u64) -> f64 {
 mod tests {
     use super::*;
     use crate::metrics::OpKind;
-    use crate::run::result::{PhaseRun, PointKey, PointStatus, RepeatRun};
+    use crate::result::{PhaseRun, PointKey, PointStatus, RepeatRun};
 
     fn phase(name: &str, units: u64, wall_ns: u64) -> PhaseRun {
         PhaseRun {
@@ -108,12 +108,12 @@ mod tests {
                 RepeatRun {
                     phases: vec![phase("warm", 100, 1_000_000_000), phase("read", 300, 1_000_000_000)],
                     thread_units: vec![400],
-                    seed: None,
+                    load: None,
                 },
                 RepeatRun {
                     phases: vec![phase("warm", 200, 1_000_000_000), phase("read", 100, 1_000_000_000)],
                     thread_units: vec![300],
-                    seed: None,
+                    load: None,
                 },
             ],
             merged,

@@ -17,9 +17,9 @@ use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 
 use super::{RunInfo, Sink};
 use crate::metrics::op_label;
-use crate::run::RunOutcome;
-use crate::run::result::{PointKey, PointResult};
-use crate::run::sampler::Sample;
+use crate::result::RunOutcome;
+use crate::result::{PointKey, PointResult};
+use crate::run::observer::Sample;
 
 /// Where the logs go.
 enum Dest {

@@ -8,11 +8,11 @@ use serde_json::{Map, Value, json};
 
 use super::figures::{hit_rate, phase_views};
 use super::{RunInfo, Sink};
+use crate::kv::pace::Rate;
 use crate::metrics::{Histogram, KindStats, LatencySet, LatencySummary, PaceStats, QUANTILES, Recorder};
-use crate::run::RunOutcome;
-use crate::run::pace::Rate;
-use crate::run::result::{PointResult, PointStatus, RepeatRun, SeedResult, Spread};
-use crate::run::slo::SloReport;
+use crate::result::RunOutcome;
+use crate::result::slo::SloReport;
+use crate::result::{LoadResult, PointResult, PointStatus, RepeatRun, Spread};
 use crate::workload::{Budget, SweepValue};
 
 /// Version of the document's layout; bumped when a field changes meaning.
@@ -54,7 +54,7 @@ fn sweep_value(v: &SweepValue) -> Value {
     }
 }
 
-fn seed(s: &SeedResult) -> Value {
+fn load_json(s: &LoadResult) -> Value {
     json!({
         "keys": s.keys,
         "seconds": s.wall_ns as f64 / 1e9,
@@ -152,8 +152,8 @@ fn repeat(r: &RepeatRun) -> Value {
                 "wall_s": p.wall_ns as f64 / 1e9,
                 "units": p.units,
                 "prim_ops": p.prim_ops,
-                "wu_per_s": crate::run::result::per_sec(p.units, p.wall_ns),
-                "ops_per_s": crate::run::result::per_sec(p.prim_ops, p.wall_ns),
+                "wu_per_s": crate::result::per_sec(p.units, p.wall_ns),
+                "ops_per_s": crate::result::per_sec(p.prim_ops, p.wall_ns),
                 "warmup_units": p.warmup_units,
                 "bytes": p.bytes,
             })
@@ -167,7 +167,7 @@ fn repeat(r: &RepeatRun) -> Value {
         "ops_per_s": r.ops_per_sec(),
         "thread_units": r.thread_units,
         "phases": phases,
-        "seed": r.seed.as_ref().map(seed),
+        "seed": r.load.as_ref().map(load_json),
     })
 }
 
@@ -209,7 +209,7 @@ pub fn point(p: &PointResult) -> Value {
         "hit_rate": p.merged.hit_rate(),
         "errors": p.errors(),
         "retries": p.merged.retries(),
-        "seed": p.seed().as_ref().map(seed),
+        "seed": p.load().as_ref().map(load_json),
         "ops": ops(&p.merged),
         "phases": phases,
         "repeats": p.repeats.iter().map(repeat).collect::<Vec<_>>(),
@@ -242,8 +242,8 @@ pub fn run_info(info: &RunInfo) -> Value {
         "seed": info.seed,
         "users": info.users,
         "items": info.items,
-        "seed_threads": info.seed_threads,
-        "seed_once": info.seed_once,
+        "seed_threads": info.load_threads,
+        "seed_once": info.load_once,
         "settle": info.settle,
         "timeline_s": info.timeline,
         "data_dir": info.data_dir.as_ref().map(|d| d.display().to_string()),

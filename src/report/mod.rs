@@ -8,7 +8,6 @@ pub mod bundle;
 pub mod console;
 pub mod epochs;
 pub mod figures;
-pub mod format;
 pub mod hdr;
 pub mod json;
 pub mod openloop;
@@ -22,12 +21,12 @@ use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use crate::kv::pace::{Arrival, Rate};
 use crate::probe::Probe;
-use crate::run::RunOutcome;
-use crate::run::pace::{Arrival, Rate};
-use crate::run::result::PointResult;
-use crate::run::sampler::{Sample, SampleSink};
-use crate::run::slo::Slo;
+use crate::result::PointResult;
+use crate::result::RunOutcome;
+use crate::result::slo::Slo;
+use crate::run::observer::{Observer, Sample};
 use crate::workload::Budget;
 
 /// What a run is, for report headers.
@@ -56,11 +55,11 @@ pub struct RunInfo {
     /// ctx.items.
     pub items: u64,
     /// Seed once per engine.
-    pub seed_once: bool,
+    pub load_once: bool,
     /// Waited for the engine's background work before every timed phase.
     pub settle: bool,
     /// Loader threads, when set.
-    pub seed_threads: Option<usize>,
+    pub load_threads: Option<usize>,
     /// Timeline period in seconds, when sampled.
     pub timeline: Option<f64>,
     /// The data directory, if any.
@@ -160,24 +159,9 @@ impl Reporter {
         self.each(|s| s.begin(info));
     }
 
-    /// Sends a finished point.
-    pub fn point(&self, point: &PointResult) {
-        self.each(|s| s.point(point));
-    }
-
     /// Sends the end of the run.
     pub fn end(&self, outcome: &RunOutcome) {
         self.each(|s| s.end(outcome));
-    }
-
-    /// True when some sink uses timeline metrics.
-    pub fn wants_timeline(&self) -> bool {
-        self.lock().sinks.iter().any(|s| s.sink.wants_timeline())
-    }
-
-    /// True when some sink uses interval histograms.
-    pub fn wants_intervals(&self) -> bool {
-        self.lock().sinks.iter().any(|s| s.sink.wants_intervals())
     }
 
     /// Write failures so far (each is reported and makes the exit status non-zero).
@@ -186,7 +170,21 @@ impl Reporter {
     }
 }
 
-impl SampleSink for Reporter {
+/// The run tells the reporter what happens: every sink gets each finished point and
+/// each sample; samples are taken when some sink uses them.
+impl Observer for Reporter {
+    fn wants_timeline(&self) -> bool {
+        self.lock().sinks.iter().any(|s| s.sink.wants_timeline())
+    }
+
+    fn wants_intervals(&self) -> bool {
+        self.lock().sinks.iter().any(|s| s.sink.wants_intervals())
+    }
+
+    fn point(&self, point: &PointResult) {
+        self.each(|s| s.point(point));
+    }
+
     fn sample(&self, sample: &Sample<'_>) {
         self.each(|s| s.sample(sample));
     }

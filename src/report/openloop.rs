@@ -5,10 +5,10 @@
 use std::io::{self, Write};
 
 use super::RunInfo;
-use super::format::{duration_ns, rate};
 use crate::metrics::LatencySummary;
-use crate::run::result::{PointResult, SummaryRow};
-use crate::run::slo::SloReport;
+use crate::metrics::format::{duration_ns, rate};
+use crate::result::slo::SloReport;
+use crate::result::{PointResult, SummaryRow};
 
 /// The header line of an open-loop run (nothing for a closed-loop one).
 pub fn header(out: &mut dyn Write, info: &RunInfo) -> io::Result<()> {

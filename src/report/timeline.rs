@@ -4,9 +4,9 @@
 use std::io::{self, Write};
 
 use super::{RunInfo, Sink, tsv_field};
-use crate::run::RunOutcome;
-use crate::run::result::PointResult;
-use crate::run::sampler::Sample;
+use crate::result::PointResult;
+use crate::result::RunOutcome;
+use crate::run::observer::Sample;
 
 /// Every column, in order. The first nine are keybench's.
 pub const COLUMNS: [&str; 14] = [

@@ -7,11 +7,34 @@ use std::io::{self, Write};
 use super::figures::{err_rate, hit_rate, phase_views};
 use super::{RunInfo, Sink, epochs, tsv_field};
 use crate::metrics::{LatencySet, LatencySummary, OpKind};
-use crate::run::RunOutcome;
-use crate::run::result::PointResult;
+use crate::result::PointResult;
+use crate::result::RunOutcome;
 
-/// Every column, in order. The first 15 are keybench's.
-pub const COLUMNS: [&str; 63] = [
+/// Every column, in order. The first 15 are keybench's; the growing-value ones
+/// ([`epochs::TSV_COLUMNS`]) come last.
+pub const COLUMNS: [&str; 63] = concat(OWN_COLUMNS, epochs::TSV_COLUMNS);
+
+/// `a` then `b` (a compile error unless `C` is the sum of their lengths).
+const fn concat<const A: usize, const B: usize, const C: usize>(
+    a: [&'static str; A],
+    b: [&'static str; B],
+) -> [&'static str; C] {
+    assert!(A + B == C, "the column counts do not add up");
+    let mut out = [""; C];
+    let mut i = 0;
+    while i < A {
+        out[i] = a[i];
+        i += 1;
+    }
+    while i < C {
+        out[i] = b[i - A];
+        i += 1;
+    }
+    out
+}
+
+/// The columns before the growing-value ones.
+const OWN_COLUMNS: [&str; 46] = [
     "workload",
     "engine",
     "threads",
@@ -59,24 +82,6 @@ pub const COLUMNS: [&str; 63] = [
     "warmup_units",
     "bytes_per_s",
     "skipped",
-    // Growing values (see `report::epochs`).
-    "epoch",
-    "ivs_mode",
-    "records",
-    "volume_bytes",
-    "value_mean_bytes",
-    "value_p50_bytes",
-    "value_p99_bytes",
-    "value_max_bytes",
-    "skipped_extends",
-    "wu_per_s_mean",
-    "wu_per_s_ci95",
-    "mean_ns_mean",
-    "mean_ns_ci95",
-    "p99_ns_mean",
-    "p99_ns_ci95",
-    "dump_s",
-    "dump_bytes",
 ];
 
 /// Writes point rows to any writer.
@@ -108,7 +113,7 @@ impl Sink for Tsv {
     fn point(&mut self, p: &PointResult) -> io::Result<()> {
         let key = &p.key;
         let (param, value) = key.sweep_columns();
-        let seed = p.seed();
+        let load = p.load();
         for view in phase_views(p) {
             // One row per operation kind and latency set (service time; response time
             // too in open-loop runs).
@@ -188,7 +193,7 @@ impl Sink for Tsv {
                     view.units.to_string(),
                     format!("{:.6}", view.wall_s),
                 ]);
-                match &seed {
+                match &load {
                     Some(sd) => c.extend([
                         sd.keys.to_string(),
                         format!("{:.6}", sd.wall_ns as f64 / 1e9),

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crossbeam_utils::CachePadded;
 
-use super::kv::Kv;
+use crate::kv::Kv;
 use crate::metrics::Recorder;
 
 /// An interval recorder a worker handed over.

@@ -28,7 +28,7 @@ impl Progress {
     }
 
     /// Progress of a seed phase: "seeding mixed on skiplist with 2 threads ... done (1.8s)".
-    pub fn seeding(workload: &str, engine: &str, threads: usize) -> Self {
+    pub fn loading(workload: &str, engine: &str, threads: usize) -> Self {
         let plural = if threads == 1 { "" } else { "s" };
         Progress::new(format!("seeding {workload} on {engine} with {threads} thread{plural}"))
     }

@@ -22,44 +22,23 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use quanta::Clock;
 
-use super::crew::Step;
 use super::live::{Live, Piece};
-use super::result::PointKey;
+use super::observer::{Observer, Sample};
 use crate::engine::Store;
 use crate::metrics::{OpKind, Recorder, op_label};
 use crate::probe::du::DiskMeter;
 use crate::probe::live::SystemMeter;
-use crate::workload::Budget;
+use crate::result::PointKey;
 
-/// Receives samples, on the sampler's thread.
-pub trait SampleSink: Sync {
-    /// One interval of one phase of one measurement.
-    fn sample(&self, sample: &Sample<'_>);
-}
-
-/// One timeline interval.
-#[derive(Debug)]
-pub struct Sample<'a> {
-    /// The grid point (for a seed: the point it seeds, with the loader thread count).
-    pub point: &'a PointKey,
-    /// 1-based number of the point in the run (a shared seed carries the number of
-    /// the first point it serves).
-    pub point_seq: usize,
-    /// 1-based repeat of the point; 0 for a seed shared by several points.
-    pub repeat: usize,
-    /// `seed`, or the timed phase's name (`run` for Lua workloads).
-    pub phase: &'a str,
-    /// Interval start, seconds since the measurement's first step began.
-    pub start_s: f64,
-    /// Interval end, seconds since the measurement's first step began.
-    pub elapsed_s: f64,
-    /// Interval start as Unix time in seconds (for histogram logs).
-    pub start_unix: f64,
-    /// Metric name and value, in a stable order. Empty when only interval histograms
-    /// were asked for (no `--timeline`).
-    pub metrics: &'a [(String, f64)],
-    /// The interval's latency histograms per operation kind (None for a seed).
-    pub latency: Option<&'a Recorder>,
+/// The step a sampler is told of: what it needs from the crew's step, and no more.
+#[derive(Debug, Clone, Copy)]
+pub struct StepInfo<'s> {
+    /// The phase name its samples carry.
+    pub name: &'s str,
+    /// The workload's load() (samples count keys written, not units).
+    pub load: bool,
+    /// The step's time budget in seconds, if it has one.
+    pub secs: Option<f64>,
 }
 
 /// What a crew needs to sample one measurement.
@@ -69,7 +48,7 @@ pub struct SamplerCtx<'a> {
     /// Include the system probe's metrics.
     pub system: bool,
     /// Where samples go.
-    pub sink: &'a dyn SampleSink,
+    pub sink: &'a dyn Observer,
     /// The point measured.
     pub point: &'a PointKey,
     /// 1-based point number.
@@ -256,7 +235,7 @@ impl<'a> Sampler<'a> {
     }
 
     /// Called as the step's gate opens at raw clock `start_raw`.
-    pub fn step_started(&self, step: &Step, start_raw: u64, began: Instant) {
+    pub fn step_started(&self, step: StepInfo<'_>, start_raw: u64, began: Instant) {
         let mut st = lock(&self.state);
         if st.seq.is_none() {
             let unix = SystemTime::now()
@@ -266,8 +245,8 @@ impl<'a> Sampler<'a> {
             st.seq = Some((start_raw, unix));
         }
         st.step = Some(Active {
-            name: step.name().to_string(),
-            load: matches!(step, Step::Load),
+            name: step.name.to_string(),
+            load: step.load,
         });
         st.boundary = start_raw;
         for acc in st.threads.iter_mut() {
@@ -283,13 +262,7 @@ impl<'a> Sampler<'a> {
         st.keys_prev = 0;
         st.pending = None;
         st.next_tick = self.ctx.interval.map(|d| began + d);
-        st.deadline = match step {
-            Step::Run {
-                budget: Budget::Secs(s),
-                ..
-            } => Some(began + Duration::from_secs_f64(*s)),
-            _ => None,
-        };
+        st.deadline = step.secs.map(|s| began + Duration::from_secs_f64(s));
         drop(st);
         self.wake();
     }

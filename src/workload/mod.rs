@@ -6,6 +6,7 @@
 //! budgets, phases, timing and threads; a program only runs units when asked.
 
 pub mod dist;
+pub mod epochs;
 pub mod lua;
 pub mod op;
 pub mod oplog;
@@ -16,7 +17,8 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::run::kv::Kv;
+use self::epochs::{EpochDefaults, EpochLayout};
+use crate::kv::Kv;
 
 /// The knobs a workload reads from its context (keybench's ctx fields).
 #[derive(Debug, Clone, PartialEq)]
@@ -62,7 +64,7 @@ pub struct Sweep {
     /// The values, run in order.
     pub values: Vec<SweepValue>,
     /// Whether each value needs its own seeded store under `--seed-once`.
-    pub seed_per_value: bool,
+    pub load_per_value: bool,
 }
 
 /// How long a phase runs.
@@ -72,6 +74,21 @@ pub enum Budget {
     Ops(u64),
     /// A number of seconds.
     Secs(f64),
+}
+
+/// The share of `total` units thread `t` of `threads` runs: an even split, the
+/// remainder going one each to the first threads.
+pub fn share(total: u64, threads: usize, t: usize) -> u64 {
+    let n = threads as u64;
+    total / n + u64::from((t as u64) < total % n)
+}
+
+/// `count` times `scale`, rounded, kept at 1 or more when `count` is.
+pub fn scaled(count: u64, scale: f64) -> u64 {
+    if scale == 1.0 || count == 0 {
+        return count;
+    }
+    ((count as f64 * scale).round() as u64).max(1)
 }
 
 /// One run phase of a workload. Lua workloads have one; specs have one per group.
@@ -84,34 +101,6 @@ pub struct PhasePlan {
     /// The phase's own target rate in units per second (a spec group's `rate`), which
     /// paces it open loop; None to follow the run's `--rate`, if any.
     pub rate: Option<f64>,
-}
-
-/// Epochs a workload declares itself (a spec's `epochs` block); a flag given on the
-/// command line overrides each field.
-#[derive(Debug, Clone, Default)]
-pub struct EpochDefaults {
-    /// Number of epochs.
-    pub count: Option<u32>,
-    /// Extends per epoch.
-    pub extend_ops: Option<u64>,
-    /// Bytes per extend.
-    pub extend_len: Option<dist::NumExpr>,
-    /// Which keys grow (Some(None): uniformly).
-    pub extend_selection: Option<Option<dist::Dist>>,
-    /// Run modes.
-    pub modes: Option<Vec<crate::run::ivs::IvsMode>>,
-}
-
-/// How a workload's phases serve epochs: what loads the store, and which phase each
-/// epoch runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EpochLayout {
-    /// The store is loaded by load() (Lua) rather than by timed phases.
-    pub load_fn: bool,
-    /// Timed phases that load the store, in order (a spec's groups before the last).
-    pub load_phases: Vec<usize>,
-    /// The phase each epoch runs.
-    pub run_phase: usize,
 }
 
 /// What one thread of a measurement is.
@@ -221,5 +210,23 @@ pub fn open(path: &Path) -> Result<Arc<dyn Workload>, WorkloadError> {
              `kvmark replay FILE` replays a log of any name)",
             path.display()
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn share_is_fair_and_complete() {
+        for total in [0u64, 1, 7, 10, 200_000, 200_001] {
+            for threads in 1..=7 {
+                let shares: Vec<u64> = (0..threads).map(|t| share(total, threads, t)).collect();
+                assert_eq!(shares.iter().sum::<u64>(), total);
+                let (min, max) = (shares.iter().min().unwrap(), shares.iter().max().unwrap());
+                assert!(max - min <= 1, "{total}/{threads}: {shares:?}");
+            }
+        }
+        assert_eq!((0..3).map(|t| share(10, 3, t)).collect::<Vec<_>>(), vec![4, 3, 3]);
     }
 }

@@ -6,7 +6,7 @@
 //! materialised). A read-modify-write is a `get` then a `put` of the same key, both
 //! timed, in one unit.
 
-use crate::run::kv::Kv;
+use crate::kv::Kv;
 
 /// Upper bound of a count-bounded scan: sorts after every key that does not start
 /// with 256 bytes of 0xff (spec keys never contain 0xff at all).

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use super::oplog::{Entry, Line};
 use super::{Budget, PhasePlan, Program, Sweep, ThreadCtx, Workload, WorkloadError};
-use crate::run::kv::Kv;
+use crate::kv::Kv;
 
 /// Read buffer of each reader.
 const READ_BUF: usize = 1 << 20;
@@ -118,7 +118,7 @@ impl Workload for ReplayWorkload {
         false
     }
 
-    fn epoch_layout(&self) -> Result<super::EpochLayout, String> {
+    fn epoch_layout(&self) -> Result<super::epochs::EpochLayout, String> {
         Err(format!(
             "{}: an operation log replays as written and cannot run in epochs",
             self.path.display()

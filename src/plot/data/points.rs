@@ -68,9 +68,9 @@ pub struct Rate {
     pub bytes: bool,
 }
 
-/// The seed (load) phase of a point.
+/// The load phase of a point (its `seed` in the result files).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Seed {
+pub struct Load {
     /// Keys written.
     pub keys: u64,
     /// Seconds.
@@ -106,8 +106,8 @@ pub struct Point {
     pub ops: Spread,
     /// Repeats measured.
     pub repeats: usize,
-    /// The seed phase.
-    pub seed: Option<Seed>,
+    /// The load phase.
+    pub load: Option<Load>,
     /// Latency per operation kind and latency set, over all phases.
     pub latency: Vec<Latency>,
     /// The growing-values epoch this point measured.
@@ -201,7 +201,7 @@ pub fn from_json(doc: &Value, path: &Path, notes: &mut Vec<String>) -> Vec<Point
             per_s: f(r, "per_s"),
             bytes: r.get("bytes").and_then(Value::as_bool).unwrap_or(false),
         });
-        let seed = p.get("seed").filter(|s| s.is_object()).map(|s| Seed {
+        let load = p.get("seed").filter(|s| s.is_object()).map(|s| Load {
             keys: s.get("keys").and_then(Value::as_u64).unwrap_or(0),
             seconds: f(s, "seconds"),
             keys_per_s: f(s, "keys_per_s"),
@@ -233,7 +233,7 @@ pub fn from_json(doc: &Value, path: &Path, notes: &mut Vec<String>) -> Vec<Point
             wu: spread(p.get("wu_per_s")).unwrap_or_default(),
             ops: spread(p.get("ops_per_s")).unwrap_or_default(),
             repeats: p.get("repeats").and_then(Value::as_array).map_or(0, Vec::len),
-            seed,
+            load,
             latency: lat,
             epoch,
         });
@@ -327,7 +327,7 @@ fn point_of(t: &Table, rows: &[usize]) -> Option<Point> {
             max: n(r, "max_ns"),
         });
     }
-    let seed = t.num(r0, "seed_keys").map(|keys| Seed {
+    let load = t.num(r0, "seed_keys").map(|keys| Load {
         keys: keys as u64,
         seconds: n(r0, "seed_s"),
         keys_per_s: n(r0, "seed_keys_per_s"),
@@ -357,7 +357,7 @@ fn point_of(t: &Table, rows: &[usize]) -> Option<Point> {
             max: t.num(r0, "ops_per_s_max").unwrap_or(n(r0, "ops_per_s")),
         },
         repeats: t.num(r0, "repeats").unwrap_or(1.0) as usize,
-        seed,
+        load,
         latency,
         epoch: None,
     })

@@ -1,5 +1,5 @@
 //! `timeline.tsv` as tracks: one track per measurement and repeat, each a sequence
-//! of samples (the seed's, then the timed phases') with the metrics recorded at
+//! of samples (the load's, then the timed phases') with the metrics recorded at
 //! each. Tracks keep the file's order, which is the order they ran in.
 
 use std::collections::{BTreeMap, HashMap};
@@ -9,9 +9,9 @@ use super::tsv::Table;
 /// One sample time of a track.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sample {
-    /// In the seed phase (its clock starts at the seed's start; timed phases'
+    /// In the load phase (its clock starts at the load's start; timed phases'
     /// clock at the first timed phase's start).
-    pub seed: bool,
+    pub load: bool,
     /// Index into the track's `phases`.
     pub phase: usize,
     /// Seconds since its clock's start, at the end of the sample's interval.
@@ -23,16 +23,16 @@ pub struct Sample {
 pub struct Track {
     /// The measurement's number in the run.
     pub measurement: u64,
-    /// The 1-based repeat (0: a store seeded once and shared).
+    /// The 1-based repeat (0: a store loaded once and shared).
     pub repeat: u64,
     /// Workload name.
     pub workload: String,
     /// Engine name.
     pub engine: String,
-    /// Worker threads of the timed phases (0 if the track has only a seed).
+    /// Worker threads of the timed phases (0 if the track has only a load).
     pub threads: usize,
-    /// Loader threads of the seed.
-    pub seed_threads: Option<usize>,
+    /// Loader threads of the load phase.
+    pub load_threads: Option<usize>,
     /// Batch size.
     pub batch: usize,
     /// The workload's sweep (param, value), other than batch.
@@ -48,19 +48,19 @@ pub struct Track {
 }
 
 impl Track {
-    /// Seconds the seed samples span (0 without a seed).
-    pub fn seed_end(&self) -> f64 {
-        self.samples.iter().filter(|s| s.seed).map(|s| s.t).fold(0.0, f64::max)
+    /// Seconds the load samples span (0 without a load).
+    pub fn load_end(&self) -> f64 {
+        self.samples.iter().filter(|s| s.load).map(|s| s.t).fold(0.0, f64::max)
     }
 
     /// Seconds the timed samples span.
     pub fn timed_end(&self) -> f64 {
-        self.samples.iter().filter(|s| !s.seed).map(|s| s.t).fold(0.0, f64::max)
+        self.samples.iter().filter(|s| !s.load).map(|s| s.t).fold(0.0, f64::max)
     }
 
     /// True when the track has timed samples.
     pub fn has_timed(&self) -> bool {
-        self.samples.iter().any(|s| !s.seed)
+        self.samples.iter().any(|s| !s.load)
     }
 
     /// The (time, value) points of a metric in the timed phases.
@@ -68,17 +68,17 @@ impl Track {
         self.points(metric, false)
     }
 
-    /// The (time, value) points of a metric in the seed phase.
-    pub fn seeded(&self, metric: &str) -> Vec<(f64, f64)> {
+    /// The (time, value) points of a metric in the load phase.
+    pub fn loaded(&self, metric: &str) -> Vec<(f64, f64)> {
         self.points(metric, true)
     }
 
-    fn points(&self, metric: &str, seed: bool) -> Vec<(f64, f64)> {
+    fn points(&self, metric: &str, load: bool) -> Vec<(f64, f64)> {
         self.metrics
             .get(metric)
             .into_iter()
             .flatten()
-            .filter(|(i, _)| self.samples[*i].seed == seed)
+            .filter(|(i, _)| self.samples[*i].load == load)
             .map(|&(i, v)| (self.samples[i].t, v))
             .collect()
     }
@@ -88,7 +88,7 @@ impl Track {
     pub fn phase_changes(&self, period: f64) -> Vec<(f64, String)> {
         let mut out: Vec<(f64, String)> = Vec::new();
         let mut last = None;
-        for s in self.samples.iter().filter(|s| !s.seed) {
+        for s in self.samples.iter().filter(|s| !s.load) {
             if last != Some(s.phase) {
                 out.push(((s.t - period).max(0.0), self.phases[s.phase].clone()));
                 last = Some(s.phase);
@@ -148,12 +148,12 @@ pub fn tracks(t: &Table) -> Vec<Track> {
         });
         let track = &mut out[i];
         let phase_name = g("phase");
-        let seed = phase_name == "seed";
+        let load = phase_name == "seed";
         let threads = t.num(r, "threads").unwrap_or(1.0) as usize;
-        if seed {
-            track.seed_threads = Some(threads);
+        if load {
+            track.load_threads = Some(threads);
         } else {
-            // Seed rows carry no rate; the timed rows say which point this is.
+            // Load rows carry no rate; the timed rows say which point this is.
             track.threads = threads;
             track.rate = Some(g("rate")).filter(|r| *r != "-").map(str::to_string);
         }
@@ -165,7 +165,7 @@ pub fn tracks(t: &Table) -> Vec<Track> {
             }
         };
         let sample = Sample {
-            seed,
+            load,
             phase,
             t: elapsed,
         };
@@ -181,23 +181,23 @@ pub fn tracks(t: &Table) -> Vec<Track> {
     }
     for track in &mut out {
         if track.threads == 0 {
-            track.threads = track.seed_threads.unwrap_or(1);
+            track.threads = track.load_threads.unwrap_or(1);
         }
     }
     out
 }
 
-/// Where each track sits on the run's own clock: (offset of its seed samples,
+/// Where each track sits on the run's own clock: (offset of its load samples,
 /// offset of its timed samples), laying the tracks end to end in the order they ran.
 pub fn run_offsets(tracks: &[Track]) -> Vec<(f64, f64)> {
     let mut at = 0.0;
     tracks
         .iter()
         .map(|t| {
-            let seed_off = at;
-            let timed_off = at + t.seed_end();
+            let load_off = at;
+            let timed_off = at + t.load_end();
             at = timed_off + t.timed_end();
-            (seed_off, timed_off)
+            (load_off, timed_off)
         })
         .collect()
 }
@@ -221,9 +221,9 @@ mod tests {
         let tracks = tracks(&t);
         assert_eq!(tracks.len(), 2);
         let a = &tracks[0];
-        assert_eq!((a.threads, a.seed_threads, a.repeat), (2, Some(4), 1));
+        assert_eq!((a.threads, a.load_threads, a.repeat), (2, Some(4), 1));
         assert_eq!(a.samples.len(), 4);
-        assert_eq!(a.seeded("keys_per_s"), vec![(0.5, 100.0), (1.0, 120.0)]);
+        assert_eq!(a.loaded("keys_per_s"), vec![(0.5, 100.0), (1.0, 120.0)]);
         assert_eq!(a.timed("wu_per_s"), vec![(0.5, 10.0), (1.0, 20.0)]);
         assert_eq!(a.phases, vec!["seed", "load", "run"]);
         assert_eq!(

@@ -1,6 +1,6 @@
 //! Timeline figures from `timeline.tsv`: per grid cell (throughput and interval
 //! percentiles, phases and warm-up marked), the system figure and one engine
-//! figure per engine over the whole run, and the seed's ingest curve.
+//! figure per engine over the whole run, and the load's ingest curve.
 
 use super::{Ctx, group_by};
 use crate::plot::data::timeline::{Track, run_offsets};
@@ -210,19 +210,19 @@ fn phase_marks(t: &Track, period: f64, warmup_s: f64) -> (Vec<VLine>, Vec<Span>)
     (vlines, spans)
 }
 
-/// A metric of a run's tracks on the run's own clock (tracks end to end, seed
+/// A metric of a run's tracks on the run's own clock (tracks end to end, load
 /// samples included), with a break between tracks; `keep` picks the tracks.
 fn run_series(tracks: &[Track], metric: &str, keep: impl Fn(&Track) -> bool) -> Vec<[f64; 2]> {
     let offsets = run_offsets(tracks);
     let mut pts: Vec<[f64; 2]> = Vec::new();
-    for (t, (seed_off, timed_off)) in tracks.iter().zip(offsets) {
+    for (t, (load_off, timed_off)) in tracks.iter().zip(offsets) {
         if !keep(t) {
             continue;
         }
         let Some(values) = t.metrics.get(metric) else { continue };
         let x_of = |i: usize| {
             let s = t.samples[i];
-            (if s.seed { seed_off } else { timed_off }) + s.t
+            (if s.load { load_off } else { timed_off }) + s.t
         };
         if let (Some(last), Some(&(first, _))) = (pts.last(), values.first()) {
             // A break between measurements, half way between them.
@@ -363,23 +363,23 @@ pub fn engines(ctx: &Ctx<'_>) -> Vec<Figure> {
     out
 }
 
-/// Per workload: the seed phase's keys/s over time, one line per engine, a panel
+/// Per workload: the load phase's keys/s over time, one line per engine, a panel
 /// per loader thread count.
 pub fn ingest(ctx: &Ctx<'_>) -> Vec<Figure> {
-    let seeded = ctx
+    let loaded = ctx
         .runs
         .iter()
         .enumerate()
         .flat_map(|(d, r)| r.tracks.iter().map(move |t| (d, t)))
-        .filter(|(_, t)| t.metrics.contains_key("keys_per_s") && t.samples.iter().any(|s| s.seed));
+        .filter(|(_, t)| t.metrics.contains_key("keys_per_s") && t.samples.iter().any(|s| s.load));
     let mut out = Vec::new();
-    for (workload, tracks) in group_by(seeded, |(_, t)| t.workload.clone()) {
+    for (workload, tracks) in group_by(loaded, |(_, t)| t.workload.clone()) {
         let mut fig = Figure::new(
             format!("ingest-{workload}"),
             "ingest",
             format!("seed phase ingest: {workload}"),
         );
-        let mut by_threads = group_by(tracks, |(_, t)| t.seed_threads.unwrap_or(1));
+        let mut by_threads = group_by(tracks, |(_, t)| t.load_threads.unwrap_or(1));
         by_threads.sort_by_key(|(n, _)| *n);
         for (n, tracks) in by_threads {
             let title = format!("seed with {n} loader thread{}", if n == 1 { "" } else { "s" });
@@ -402,7 +402,7 @@ pub fn ingest(ctx: &Ctx<'_>) -> Vec<Figure> {
                     Mark::line(if ctx.multi() { ctx.dash(d) } else { Dash::Solid }),
                 )
                 .engine(&t.engine);
-                s.points = line_of(t.seeded("keys_per_s"));
+                s.points = line_of(t.loaded("keys_per_s"));
                 panel.series.push(s);
             }
             fig.panels.push(panel);

@@ -18,7 +18,7 @@ use mlua::ffi::{self, lua_State};
 
 use super::iter::IterCount;
 use crate::engine::{Appended, EngineError, Existed};
-use crate::run::kv::Kv;
+use crate::kv::Kv;
 
 /// Per-worker state reached from the kv functions.
 pub(crate) struct Bridge {

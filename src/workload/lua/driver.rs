@@ -1,6 +1,6 @@
 //! The unit driver in C: runs `run(ctx)` for units `first..=last`, keeping `ctx.iter`
 //! current and, in the hooked variant, calling
-//! [`Kv::begin_unit`](crate::run::kv::Kv::begin_unit) before each one.
+//! [`Kv::begin_unit`](crate::kv::Kv::begin_unit) before each one.
 //!
 //! Every Lua workload runs its units through it, closed loop or open, so the two
 //! differ only by the hook. A Rust-to-Lua call per unit would cost more than the unit

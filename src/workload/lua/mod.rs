@@ -20,9 +20,10 @@ use mlua::prelude::{LuaGcGenParams, LuaGcMode};
 use mlua::{Function, Lua, Table, Value};
 
 use self::bridge::Bridge;
-use super::{EpochLayout, PhasePlan, Program, Sweep, SweepValue, ThreadCtx, Workload, WorkloadError};
+use super::epochs::EpochLayout;
+use super::{PhasePlan, Program, Sweep, SweepValue, ThreadCtx, Workload, WorkloadError};
 use crate::engine::{EngineOptions, OpenRequest, skiplist};
-use crate::run::kv::Kv;
+use crate::kv::Kv;
 
 /// Top-level fields a workload table may have.
 const KNOWN_FIELDS: [&str; 5] = ["name", "load", "run", "batched", "sweep"];
@@ -181,7 +182,7 @@ fn parse_sweep(t: &Table) -> Result<Sweep, String> {
     Ok(Sweep {
         param,
         values,
-        seed_per_value,
+        load_per_value: seed_per_value,
     })
 }
 

@@ -23,7 +23,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::SpecWorkload;
 use super::generator::Generator;
 use super::plan::{Plan, SpecOp};
-use crate::run::expiry::Expiries;
+use crate::kv::expiry::Expiries;
 use crate::workload::op::Op;
 use crate::workload::oplog;
 

@@ -574,7 +574,7 @@ mod tests {
                 }
                 let total: u64 = counts.iter().sum();
                 for (t, p) in per.iter().enumerate() {
-                    assert_eq!(p.iter().sum::<u64>(), crate::run::crew::share(total, threads, t));
+                    assert_eq!(p.iter().sum::<u64>(), crate::workload::share(total, threads, t));
                 }
             }
         }

@@ -24,8 +24,9 @@ use std::sync::Arc;
 
 use self::generator::Generator;
 use self::plan::Plan;
-use super::{EpochDefaults, EpochLayout, PhasePlan, Program, Sweep, ThreadCtx, Workload, WorkloadError};
-use crate::run::kv::Kv;
+use super::epochs::{EpochDefaults, EpochLayout};
+use super::{PhasePlan, Program, Sweep, ThreadCtx, Workload, WorkloadError};
+use crate::kv::Kv;
 
 /// A spec file, validated once and shared by all threads.
 #[derive(Debug)]

@@ -6,14 +6,13 @@ use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::schema::{
-    CharacterSet, Distribution, EpochsSpec, GroupSpec, Inherited, NumberExpr, RangeFormat, SpecFile, StringExpr,
-    UniformStr,
+    CharacterSet, Distribution, EmptySpec, EpochsSpec, ExtendsSpec, GroupSpec, Inherited, InsertsSpec, NumberExpr,
+    PointSpec, RangeFormat, RangeSpec, SpecFile, StringExpr, UniformStr, WriteSpec,
 };
 use super::strings::{Str, mix64};
-use crate::run::ivs::IvsMode;
-use crate::workload::Budget;
-use crate::workload::EpochDefaults;
 use crate::workload::dist::{Dist, NumExpr, Selector};
+use crate::workload::epochs::{DEFAULT_EXTEND_BYTES, EpochDefaults, EpochMode};
+use crate::workload::{Budget, scaled};
 
 /// The operations of a spec, in a group's fixed order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -380,174 +379,81 @@ fn dedup_names(sections: &mut [SectionPlan], spec: &SpecFile) {
 
 /// An operation's own key or value expression (with where it was written) and its
 /// own character set.
-type OwnExpr = (SpecOp, Option<(StringExpr, String)>, Option<CharacterSet>);
+type OwnExpr = Option<(StringExpr, String)>;
 
-fn group(g: &GroupSpec, scope: &Scope, path: &str, name: String, scale: f64) -> Result<GroupPlan, String> {
-    let mut ops = Vec::new();
-    let mut add = |kind: SpecOp, count: &NumberExpr, sel: Option<&Distribution>, hot: Option<f64>| {
-        let opath = format!("{path}.{}", kind.field());
-        let count = scaled(op_count(count, &format!("{opath}.op_count"))?, scale);
-        let selection = match (sel, &scope.selection) {
-            (Some(d), _) => Some(dist(d).map_err(|e| format!("{opath}.selection: {e}"))?),
-            (None, Some((d, p))) => Some(dist(d).map_err(|e| format!("{p}: {e}"))?),
-            (None, None) => None,
-        };
-        if let Some(d) = &selection {
-            Selector::new(Some(d)).map_err(|e| format!("{opath}.selection: {e}"))?;
-        }
-        if let Some(p) = hot
-            && !(0.0..=1.0).contains(&p)
-        {
-            return Err(format!(
-                "{opath}.hot_probability: give a probability in [0, 1], got {p}"
-            ));
-        }
-        ops.push(OpPlan {
-            kind,
-            count,
-            path: opath,
-            selection: if kind.needs_live() { selection } else { None },
-            hot_probability: hot,
-            val: None,
-            key: None,
-            key_path: String::new(),
-            range: None,
-            format: RangeFormat::StartCount,
-            lifetime: None,
-        });
-        Ok::<(), String>(())
-    };
-    // Fields of each operation kind that inherit or override.
-    let mut own_keys: Vec<OwnExpr> = Vec::new();
-    let mut own_vals: Vec<OwnExpr> = Vec::new();
-    let mut ranges = Vec::new();
-    let mut lifetime = None;
-    if let Some(o) = &g.inserts {
-        add(SpecOp::Insert, &o.op_count, None, None)?;
-        let p = format!("{path}.inserts");
-        lifetime = match &o.lifetime {
+/// Builds the operations of one group, one builder per operation kind: each reads
+/// its kind's own fields and inherits the rest from the group's scope.
+struct OpBuilder<'a> {
+    scope: &'a Scope,
+    /// The group's JSON path.
+    path: &'a str,
+    /// Factor on every operation count.
+    scale: f64,
+}
+
+impl OpBuilder<'_> {
+    /// `inserts`: a key expression (required) and a value, and a key lifetime.
+    fn inserts(&self, o: &InsertsSpec) -> Result<OpPlan, String> {
+        let mut op = self.op(SpecOp::Insert, &o.op_count, None, None)?;
+        let p = format!("{}.inserts", self.path);
+        op.lifetime = match &o.lifetime {
             Some(e) => Some(lifetime_expr(e, &format!("{p}.lifetime"))?),
-            None => scope.lifetime.clone(),
+            None => self.scope.lifetime.clone(),
         };
-        own_keys.push((
-            SpecOp::Insert,
-            pick_str(&o.key, &o.key_len, &p, "key")?,
-            o.character_set,
-        ));
-        own_vals.push((
-            SpecOp::Insert,
-            pick_str(&o.val, &o.val_len, &p, "val")?,
-            o.character_set,
-        ));
+        let key = pick_str(&o.key, &o.key_len, &p, "key")?;
+        let val = pick_str(&o.val, &o.val_len, &p, "val")?;
+        self.key(&mut op, key, o.character_set)?;
+        self.val(&mut op, val, o.character_set)?;
+        Ok(op)
     }
-    for (kind, o) in [
-        (SpecOp::Update, &g.updates),
-        (SpecOp::Merge, &g.merges),
-        (SpecOp::ReadModifyWrite, &g.read_modify_writes),
-    ] {
-        if let Some(o) = o {
-            add(kind, &o.op_count, o.selection.as_ref(), o.hot_probability)?;
-            let p = format!("{path}.{}", kind.field());
-            own_vals.push((kind, pick_str(&o.val, &o.val_len, &p, "val")?, o.character_set));
-        }
+
+    /// `updates`, `merges` and `read_modify_writes`: live keys, and a value.
+    fn writes(&self, kind: SpecOp, o: &WriteSpec) -> Result<OpPlan, String> {
+        let mut op = self.op(kind, &o.op_count, o.selection.as_ref(), o.hot_probability)?;
+        let p = format!("{}.{}", self.path, kind.field());
+        let val = pick_str(&o.val, &o.val_len, &p, "val")?;
+        self.val(&mut op, val, o.character_set)?;
+        Ok(op)
     }
-    if let Some(o) = &g.extends {
-        add(SpecOp::Extend, &o.op_count, o.selection.as_ref(), o.hot_probability)?;
-        let p = format!("{path}.extends");
+
+    /// `extends`: live keys, and `len` bytes to append (the default extend length).
+    fn extends(&self, o: &ExtendsSpec) -> Result<OpPlan, String> {
+        let mut op = self.op(SpecOp::Extend, &o.op_count, o.selection.as_ref(), o.hot_probability)?;
+        let p = format!("{}.extends", self.path);
         let (len, len_path) = match &o.len {
             Some(l) => (l.clone(), format!("{p}.len")),
-            None => (
-                NumberExpr::Const(crate::run::ivs::DEFAULT_EXTEND_BYTES as f64),
-                p.clone(),
-            ),
+            None => (NumberExpr::Const(DEFAULT_EXTEND_BYTES as f64), p.clone()),
         };
         let val = StringExpr::Uniform(UniformStr {
             len,
             character_set: None,
         });
-        own_vals.push((SpecOp::Extend, Some((val, len_path)), o.character_set));
-    }
-    if let Some(o) = &g.point_queries {
-        add(SpecOp::PointQuery, &o.op_count, o.selection.as_ref(), o.hot_probability)?;
-    }
-    for (kind, o) in [
-        (SpecOp::EmptyPointQuery, &g.empty_point_queries),
-        (SpecOp::EmptyPointDelete, &g.empty_point_deletes),
-    ] {
-        if let Some(o) = o {
-            add(kind, &o.op_count, None, None)?;
-            let p = format!("{path}.{}", kind.field());
-            own_keys.push((kind, pick_str(&o.key, &o.key_len, &p, "key")?, o.character_set));
-        }
-    }
-    if let Some(o) = &g.range_queries {
-        add(SpecOp::RangeQuery, &o.op_count, o.selection.as_ref(), o.hot_probability)?;
-        ranges.push((SpecOp::RangeQuery, o));
-    }
-    if let Some(o) = &g.point_deletes {
-        add(
-            SpecOp::PointDelete,
-            &o.op_count,
-            o.selection.as_ref(),
-            o.hot_probability,
-        )?;
-    }
-    if let Some(o) = &g.range_deletes {
-        add(
-            SpecOp::RangeDelete,
-            &o.op_count,
-            o.selection.as_ref(),
-            o.hot_probability,
-        )?;
-        ranges.push((SpecOp::RangeDelete, o));
-    }
-    ops.sort_by_key(|o| o.kind as u8);
-    let find = |ops: &mut Vec<OpPlan>, kind: SpecOp| ops.iter().position(|o| o.kind == kind).expect("added");
-    if lifetime.is_some() {
-        let i = find(&mut ops, SpecOp::Insert);
-        ops[i].lifetime = lifetime;
+        self.val(&mut op, Some((val, len_path)), o.character_set)?;
+        Ok(op)
     }
 
-    for (kind, own, cs) in own_keys {
-        let i = find(&mut ops, kind);
-        let cs = cs.or(scope.cs).unwrap_or(CharacterSet::Alphanumeric);
-        let key = own.or_else(|| scope.key.clone());
-        match (kind, key) {
-            (_, Some((e, p))) => {
-                Str::compile(&e, cs, 0).map_err(|m| format!("{p}: {m}"))?;
-                ops[i].key = Some((e, cs));
-                ops[i].key_path = p;
-            }
-            (SpecOp::Insert, None) => {
-                return Err(format!(
-                    "{}: inserts need a key expression (key or key_len, here or in the group or section)",
-                    ops[i].path
-                ));
-            }
-            _ => {}
-        }
+    /// `point_queries` and `point_deletes`: live keys only.
+    fn points(&self, kind: SpecOp, o: &PointSpec) -> Result<OpPlan, String> {
+        self.op(kind, &o.op_count, o.selection.as_ref(), o.hot_probability)
     }
-    for (kind, own, cs) in own_vals {
-        let i = find(&mut ops, kind);
-        let cs = cs.or(scope.cs).unwrap_or(CharacterSet::Alphanumeric);
-        match own.or_else(|| scope.val.clone()) {
-            Some((e, p)) => {
-                Str::compile(&e, cs, 0).map_err(|m| format!("{p}: {m}"))?;
-                ops[i].val = Some((e, cs));
-            }
-            None => {
-                return Err(format!(
-                    "{}: needs a value expression (val or val_len, here or in the group or section)",
-                    ops[i].path
-                ));
-            }
-        }
+
+    /// `empty_point_queries` and `empty_point_deletes`: keys from a key expression,
+    /// when one is given here or inherited.
+    fn empties(&self, kind: SpecOp, o: &EmptySpec) -> Result<OpPlan, String> {
+        let mut op = self.op(kind, &o.op_count, None, None)?;
+        let p = format!("{}.{}", self.path, kind.field());
+        let key = pick_str(&o.key, &o.key_len, &p, "key")?;
+        self.key(&mut op, key, o.character_set)?;
+        Ok(op)
     }
-    for (kind, o) in ranges {
-        let i = find(&mut ops, kind);
-        let p = ops[i].path.clone();
-        ops[i].format = o.range_format.unwrap_or(RangeFormat::StartCount);
-        ops[i].range = Some(match (&o.selectivity, &o.scan_length) {
+
+    /// `range_queries` and `range_deletes`: live start keys, and a range size given
+    /// as a selectivity or a scan length.
+    fn ranges(&self, kind: SpecOp, o: &RangeSpec) -> Result<OpPlan, String> {
+        let mut op = self.op(kind, &o.op_count, o.selection.as_ref(), o.hot_probability)?;
+        let p = op.path.clone();
+        op.format = o.range_format.unwrap_or(RangeFormat::StartCount);
+        op.range = Some(match (&o.selectivity, &o.scan_length) {
             (Some(_), Some(_)) => return Err(format!("{p}: give selectivity or scan_length, not both")),
             (None, None) => {
                 return Err(format!(
@@ -565,7 +471,127 @@ fn group(g: &GroupSpec, scope: &Scope, path: &str, name: String, scale: f64) -> 
             }
             (None, Some(n)) => RangeSize::ScanLength(num_expr(n).map_err(|m| format!("{p}.scan_length: {m}"))?),
         });
+        Ok(op)
     }
+
+    /// What every kind has: its scaled count, its selection (its own or the scope's,
+    /// kept only by kinds that pick live keys) and its hot probability.
+    fn op(
+        &self,
+        kind: SpecOp,
+        count: &NumberExpr,
+        sel: Option<&Distribution>,
+        hot: Option<f64>,
+    ) -> Result<OpPlan, String> {
+        let opath = format!("{}.{}", self.path, kind.field());
+        let count = scaled(op_count(count, &format!("{opath}.op_count"))?, self.scale);
+        let selection = match (sel, &self.scope.selection) {
+            (Some(d), _) => Some(dist(d).map_err(|e| format!("{opath}.selection: {e}"))?),
+            (None, Some((d, p))) => Some(dist(d).map_err(|e| format!("{p}: {e}"))?),
+            (None, None) => None,
+        };
+        if let Some(d) = &selection {
+            Selector::new(Some(d)).map_err(|e| format!("{opath}.selection: {e}"))?;
+        }
+        if let Some(p) = hot
+            && !(0.0..=1.0).contains(&p)
+        {
+            return Err(format!(
+                "{opath}.hot_probability: give a probability in [0, 1], got {p}"
+            ));
+        }
+        Ok(OpPlan {
+            kind,
+            count,
+            path: opath,
+            selection: if kind.needs_live() { selection } else { None },
+            hot_probability: hot,
+            val: None,
+            key: None,
+            key_path: String::new(),
+            range: None,
+            format: RangeFormat::StartCount,
+            lifetime: None,
+        })
+    }
+
+    /// Sets `op`'s key expression: its own or the scope's, compiled to check it.
+    /// Inserts need one; other kinds without one draw their keys otherwise.
+    fn key(&self, op: &mut OpPlan, own: OwnExpr, cs: Option<CharacterSet>) -> Result<(), String> {
+        let cs = cs.or(self.scope.cs).unwrap_or(CharacterSet::Alphanumeric);
+        match (op.kind, own.or_else(|| self.scope.key.clone())) {
+            (_, Some((e, p))) => {
+                Str::compile(&e, cs, 0).map_err(|m| format!("{p}: {m}"))?;
+                op.key = Some((e, cs));
+                op.key_path = p;
+            }
+            (SpecOp::Insert, None) => {
+                return Err(format!(
+                    "{}: inserts need a key expression (key or key_len, here or in the group or section)",
+                    op.path
+                ));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Sets `op`'s value expression: its own or the scope's (one is required),
+    /// compiled to check it.
+    fn val(&self, op: &mut OpPlan, own: OwnExpr, cs: Option<CharacterSet>) -> Result<(), String> {
+        let cs = cs.or(self.scope.cs).unwrap_or(CharacterSet::Alphanumeric);
+        match own.or_else(|| self.scope.val.clone()) {
+            Some((e, p)) => {
+                Str::compile(&e, cs, 0).map_err(|m| format!("{p}: {m}"))?;
+                op.val = Some((e, cs));
+                Ok(())
+            }
+            None => Err(format!(
+                "{}: needs a value expression (val or val_len, here or in the group or section)",
+                op.path
+            )),
+        }
+    }
+}
+
+fn group(g: &GroupSpec, scope: &Scope, path: &str, name: String, scale: f64) -> Result<GroupPlan, String> {
+    let b = OpBuilder { scope, path, scale };
+    // In the order of SpecOp, which is the order operations are drawn in.
+    let mut ops = Vec::new();
+    if let Some(o) = &g.inserts {
+        ops.push(b.inserts(o)?);
+    }
+    for (kind, o) in [
+        (SpecOp::Update, &g.updates),
+        (SpecOp::Merge, &g.merges),
+        (SpecOp::ReadModifyWrite, &g.read_modify_writes),
+    ] {
+        if let Some(o) = o {
+            ops.push(b.writes(kind, o)?);
+        }
+    }
+    if let Some(o) = &g.point_queries {
+        ops.push(b.points(SpecOp::PointQuery, o)?);
+    }
+    if let Some(o) = &g.empty_point_queries {
+        ops.push(b.empties(SpecOp::EmptyPointQuery, o)?);
+    }
+    if let Some(o) = &g.range_queries {
+        ops.push(b.ranges(SpecOp::RangeQuery, o)?);
+    }
+    if let Some(o) = &g.point_deletes {
+        ops.push(b.points(SpecOp::PointDelete, o)?);
+    }
+    if let Some(o) = &g.empty_point_deletes {
+        ops.push(b.empties(SpecOp::EmptyPointDelete, o)?);
+    }
+    if let Some(o) = &g.range_deletes {
+        ops.push(b.ranges(SpecOp::RangeDelete, o)?);
+    }
+    if let Some(o) = &g.extends {
+        ops.push(b.extends(o)?);
+    }
+    debug_assert!(ops.is_sorted_by_key(|o| o.kind as u8));
 
     let total = ops
         .iter()
@@ -615,14 +641,6 @@ fn group(g: &GroupSpec, scope: &Scope, path: &str, name: String, scale: f64) -> 
     })
 }
 
-/// `count` times `scale`, rounded, kept at 1 or more when `count` is.
-pub fn scaled(count: u64, scale: f64) -> u64 {
-    if scale == 1.0 || count == 0 {
-        return count;
-    }
-    ((count as f64 * scale).round() as u64).max(1)
-}
-
 /// The `epochs` block of a spec with `phases` groups: checked, each error naming its
 /// JSON path.
 fn epochs(e: &EpochsSpec, phases: usize) -> Result<EpochDefaults, String> {
@@ -666,7 +684,7 @@ fn epochs(e: &EpochsSpec, phases: usize) -> Result<EpochDefaults, String> {
         }
     }
     if let Some(modes) = &e.modes {
-        out.modes = Some(IvsMode::parse_list(modes).map_err(|m| format!("epochs.modes: {m}"))?);
+        out.modes = Some(EpochMode::parse_list(modes).map_err(|m| format!("epochs.modes: {m}"))?);
     }
     Ok(out)
 }

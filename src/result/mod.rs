@@ -1,12 +1,34 @@
-//! What a run produces: one [`PointResult`] per grid point, reduced over repeats.
+//! What a run produces: one [`PointResult`] per grid point, reduced over repeats,
+//! with its SLO search ([`slo`]) and growing-value figures ([`epochs`]).
+//!
+//! A leaf below the runner that makes results and the reporters that read them:
+//! results name the workload's sweep values and epoch modes and the pacing rate, so
+//! they sit above `workload` and `kv`, and nothing here runs anything.
+
+pub mod epochs;
+pub mod intervals;
+pub mod slo;
 
 use std::path::PathBuf;
 
-use super::ivs::{EpochInfo, EpochTag};
-use super::pace::{Arrival, Rate};
-use super::slo::SloReport;
+use self::epochs::{EpochInfo, EpochTag};
+use self::slo::SloReport;
+use crate::kv::pace::{Arrival, Rate};
 use crate::metrics::{QUANTILES, Recorder};
 use crate::workload::SweepValue;
+
+/// How a whole run went.
+#[derive(Debug, Default)]
+pub struct RunOutcome {
+    /// One row per finished point.
+    pub rows: Vec<SummaryRow>,
+    /// Ctrl-C stopped the run.
+    pub interrupted: bool,
+    /// Points that failed or saw engine errors.
+    pub bad_points: usize,
+    /// Errors that happened outside any point (closing or removing a store).
+    pub other_errors: Vec<String>,
+}
 
 /// Identifies one cell of the grid.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,9 +108,9 @@ impl PointStatus {
     }
 }
 
-/// The seed (load) phase of a store.
+/// The load phase of a store (its `seed` in reports).
 #[derive(Debug, Clone)]
-pub struct SeedResult {
+pub struct LoadResult {
     /// Loader threads.
     pub threads: usize,
     /// Wall time of the load, nanoseconds.
@@ -99,7 +121,7 @@ pub struct SeedResult {
     pub shared: bool,
 }
 
-impl SeedResult {
+impl LoadResult {
     /// Keys written per second.
     pub fn keys_per_sec(&self) -> f64 {
         per_sec(self.keys, self.wall_ns)
@@ -130,8 +152,8 @@ pub struct RepeatRun {
     pub phases: Vec<PhaseRun>,
     /// Units done by each thread (all phases), in thread order.
     pub thread_units: Vec<u64>,
-    /// The seed of this repeat's store (None without a load phase).
-    pub seed: Option<SeedResult>,
+    /// The load of this repeat's store (None without a load phase).
+    pub load: Option<LoadResult>,
 }
 
 impl RepeatRun {
@@ -270,12 +292,12 @@ impl PointResult {
         Some([at("p50"), at("p99"), at("p99.9")])
     }
 
-    /// The seed, summarised over repeats: median wall time. None without a seed.
-    pub fn seed(&self) -> Option<SeedResult> {
-        let seeds: Vec<&SeedResult> = self.repeats.iter().filter_map(|r| r.seed.as_ref()).collect();
-        let first = *seeds.first()?;
-        let wall = Spread::of(&seeds.iter().map(|s| s.wall_ns as f64).collect::<Vec<_>>()).median;
-        Some(SeedResult {
+    /// The load, summarised over repeats: median wall time. None without a load phase.
+    pub fn load(&self) -> Option<LoadResult> {
+        let loads: Vec<&LoadResult> = self.repeats.iter().filter_map(|r| r.load.as_ref()).collect();
+        let first = *loads.first()?;
+        let wall = Spread::of(&loads.iter().map(|s| s.wall_ns as f64).collect::<Vec<_>>()).median;
+        Some(LoadResult {
             wall_ns: wall as u64,
             ..first.clone()
         })

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use super::per_sec;
 use crate::metrics::{OpKind, Recorder};
-use crate::run::result::per_sec;
 
 /// z for a two-sided 95% interval under the normal approximation the paper uses.
 pub const Z95: f64 = 1.96;

@@ -1,7 +1,7 @@
 //! One worker's schedule: the intended start of each unit and the lag of the current
 //! one.
 //!
-//! A [`Pacer`] lives inline in the worker's [`super::kv::Kv`] and is cheap on the two
+//! A [`Pacer`] lives inline in the worker's [`super::Kv`] and is cheap on the two
 //! paths a run that cannot keep up takes all the time: [`Pacer::try_begin_late`] per
 //! unit and [`Pacer::lag`] per operation are a few integer operations on fields next
 //! to each other. Intended starts are raw clock readings in fixed point, so comparing
@@ -354,7 +354,7 @@ mod tests {
     use std::sync::atomic::AtomicUsize;
 
     use super::*;
-    use crate::run::pace::{Rate, ticks_per_ns};
+    use crate::kv::pace::{Rate, ticks_per_ns};
 
     fn stop() -> StopSignal {
         StopSignal::new(Arc::new(AtomicUsize::new(0)), 0)

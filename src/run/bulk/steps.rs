@@ -11,10 +11,10 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::data::{Dump, DumpReader, KeyIndex, LOAD_BATCH_BYTES, LOAD_BATCH_RECORDS};
 use super::extend::ExtendPlan;
-use crate::run::kv::Kv;
+use crate::kv::Kv;
+use crate::kv::values::ValuePool;
 use crate::run::live::Live;
 use crate::workload::spec::strings::mix64;
-use crate::workload::spec::values::ValuePool;
 
 /// Operations between two checks for a stop, a sample hand-over and progress.
 const CHUNK: usize = 256;

@@ -7,26 +7,28 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::data::{self, KeyIndex, ScanWants};
-use super::extend::ExtendPlan;
-use super::sizes::SizeSnapshot;
-use super::stats::{Intervals, RepeatFigures};
-use super::steps::{ExtendWork, Slot};
-use super::{EpochInfo, EpochTag, Epochs, IvsMode};
+use crate::kv::ValueSizes;
+use crate::kv::sizes::SizeSnapshot;
+use crate::kv::values::ValuePool;
 use crate::metrics::Recorder;
+use crate::result::epochs::{EpochInfo, EpochTag};
+use crate::result::intervals::{Intervals, RepeatFigures};
+use crate::result::{LoadResult, PhaseRun, PointKey, PointResult, PointStatus, RepeatRun, Spread};
+use crate::run::bulk::data::{self, KeyIndex, ScanWants};
+use crate::run::bulk::extend::ExtendPlan;
+use crate::run::bulk::steps::{ExtendWork, Slot};
 use crate::run::crew::{self, Both, Crew, CrewEnd, Monitor, Step, StepOutcome};
-use crate::run::kv::ValueSizes;
+use crate::run::grid::Cell;
 use crate::run::progress::Progress;
-use crate::run::result::{PhaseRun, PointKey, PointResult, PointStatus, RepeatRun, SeedResult, Spread};
+use crate::run::runner::Runner;
 use crate::run::sampler::SamplerCtx;
 use crate::run::store::OpenStore;
-use crate::run::{Cell, Runner};
 use crate::workload::dist::Selector;
-use crate::workload::spec::plan::scaled;
+use crate::workload::epochs::{EpochLayout, EpochMode, Epochs};
+use crate::workload::scaled;
 use crate::workload::spec::schema::CharacterSet;
-use crate::workload::spec::strings::mix64;
-use crate::workload::spec::values::ValuePool;
-use crate::workload::{Budget, EpochLayout, Params, Workload};
+use crate::workload::spec::strings::{charset_bytes, mix64};
+use crate::workload::{Budget, Params, Workload};
 
 /// Everything a cell's epochs share.
 pub(super) struct CellRun<'a> {
@@ -77,7 +79,7 @@ pub(super) struct Accum {
     pub(super) dumps: Vec<(u64, u64)>,
 }
 
-pub(super) type Accums = BTreeMap<(u32, IvsMode), Accum>;
+pub(super) type Accums = BTreeMap<(u32, EpochMode), Accum>;
 
 /// What each step of the main crew is.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -240,7 +242,7 @@ pub(in crate::run) fn run_cell(r: &Runner<'_>, cell: &Cell, batched: bool, ep: &
         params,
         run_budget,
         pool: Arc::new(ValuePool::new(
-            CharacterSet::Alphanumeric,
+            charset_bytes(CharacterSet::Alphanumeric),
             1.0,
             mix64(r.plan.params.seed ^ 0x6976_7370),
         )),
@@ -248,14 +250,14 @@ pub(in crate::run) fn run_cell(r: &Runner<'_>, cell: &Cell, batched: bool, ep: &
     };
     let mut accums = Accums::new();
     for e in 1..=ep.count {
-        for mode in std::iter::once(IvsMode::Extend).chain(ep.modes.iter().copied()) {
+        for mode in std::iter::once(EpochMode::Extend).chain(ep.modes.iter().copied()) {
             let tag = EpochTag { number: e, mode };
             accums.insert(
                 (e, mode),
                 Accum {
                     key: run.key(Some(tag)),
                     status: PointStatus::Ok,
-                    phase: if mode == IvsMode::Extend { "extend" } else { "run" },
+                    phase: if mode == EpochMode::Extend { "extend" } else { "run" },
                     repeats: Vec::new(),
                     merged: Recorder::new(),
                     figures: Vec::new(),
@@ -298,7 +300,7 @@ impl Accum {
     }
 
     /// Adds one repeat's step.
-    pub(super) fn add(&mut self, step: &StepOutcome, seed: Option<SeedResult>, info: EpochInfo) {
+    pub(super) fn add(&mut self, step: &StepOutcome, load: Option<LoadResult>, info: EpochInfo) {
         self.merged.merge(&step.rec);
         self.figures
             .push(RepeatFigures::of(&step.rec, step.units, step.wall_ns));
@@ -312,7 +314,7 @@ impl Accum {
                 bytes: step.rec.write_bytes(),
             }],
             thread_units: step.thread_units.clone(),
-            seed,
+            load,
         });
         if let Some(d) = info.dump {
             self.dumps.push(d);
@@ -349,8 +351,8 @@ impl Accum {
 }
 
 /// The seed of a store loaded by `steps` (their wall time and keys written).
-pub(super) fn seed_of(steps: &[StepOutcome], threads: usize) -> Option<SeedResult> {
-    (!steps.is_empty()).then(|| SeedResult {
+pub(super) fn load_of(steps: &[StepOutcome], threads: usize) -> Option<LoadResult> {
+    (!steps.is_empty()).then(|| LoadResult {
         threads,
         wall_ns: steps.iter().map(|s| s.wall_ns).sum(),
         keys: steps.iter().map(|s| s.rec.write_ops()).sum(),
@@ -361,7 +363,10 @@ pub(super) fn seed_of(steps: &[StepOutcome], threads: usize) -> Option<SeedResul
 /// The engine errors of the steps that loaded a store, as a failure message: a store
 /// that lost writes while it was loaded holds other data than the mode says.
 pub(super) fn load_errors(steps: &[StepOutcome]) -> Option<String> {
-    let errors: Vec<String> = steps.iter().filter_map(|s| crate::run::engine_errors(&s.rec)).collect();
+    let errors: Vec<String> = steps
+        .iter()
+        .filter_map(|s| crate::run::runner::engine_errors(&s.rec))
+        .collect();
     (!errors.is_empty()).then(|| format!("engine errors while loading the store: {}", errors.join("; ")))
 }
 
@@ -436,11 +441,11 @@ impl CellRun<'_> {
             .iter()
             .take_while(|k| matches!(k, MainStep::Load | MainStep::LoadPhase(_)))
             .count();
-        let seed = seed_of(&outcome.steps[..load_len.min(outcome.steps.len())], self.cell.threads);
+        let load = load_of(&outcome.steps[..load_len.min(outcome.steps.len())], self.cell.threads);
         for (i, step) in outcome.steps.iter().enumerate() {
             let (e, mode) = match kinds[i] {
-                MainStep::Extend(e) => (e, IvsMode::Extend),
-                MainStep::Run(e) => (e, IvsMode::Main),
+                MainStep::Extend(e) => (e, EpochMode::Extend),
+                MainStep::Run(e) => (e, EpochMode::Main),
                 _ => continue,
             };
             let Some(st) = epochs.get(e as usize - 1) else { continue };
@@ -460,7 +465,7 @@ impl CellRun<'_> {
             if last && outcome.end != CrewEnd::Done {
                 a.fail(status_of(&outcome.end));
             }
-            a.add(step, if mode == IvsMode::Main { seed.clone() } else { None }, info);
+            a.add(step, if mode == EpochMode::Main { load.clone() } else { None }, info);
         }
         if outcome.end != CrewEnd::Done {
             // The epochs the crew did not reach fail with the same reason.

@@ -11,6 +11,17 @@
 //! [`Kv::begin_unit`] before each unit, which waits for the unit's intended start and
 //! issues due key expiries; each call then also records its response time, the unit's
 //! schedule lag plus the call's service time.
+//!
+//! The verb set sits below workloads (which drive it) and the runner (which hands it
+//! to them), with what its verbs use on the hot path beside it: the pacing schedule
+//! ([`pace`], [`pacer`]), key lifetimes ([`expiry`]) and the drawn value sizes of an
+//! epoch's run phase ([`sizes`], [`values`]).
+
+pub mod expiry;
+pub mod pace;
+pub mod pacer;
+pub mod sizes;
+pub mod values;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -22,12 +33,12 @@ use quanta::Clock;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use super::expiry::Expiries;
-use super::ivs::sizes::SizeSampler;
-use super::pacer::Pacer;
+use self::expiry::Expiries;
+use self::pacer::Pacer;
+use self::sizes::SizeSampler;
+use self::values::ValuePool;
 use crate::engine::{Appended, EngineResult, ErrorKind, Existed, ReadBuf, Rows, ScanFn, Session, Values};
 use crate::metrics::{LatencySet, OpKind, Recorder, Tallies};
-use crate::workload::spec::values::ValuePool;
 
 /// Longest pause between two retries of a busy engine.
 const MAX_BACKOFF: Duration = Duration::from_millis(1);
@@ -59,7 +70,7 @@ pub struct Kv {
     /// While a sampled seed runs: keys written so far, published for the timeline.
     /// A seed is one long load() call with no chunk boundaries, so this relaxed store
     /// to the thread's own cache line is the only way to see its progress.
-    seed_progress: Option<(Arc<CachePadded<AtomicU64>>, u64)>,
+    load_progress: Option<(Arc<CachePadded<AtomicU64>>, u64)>,
     /// Epochs: the value sizes written values are drawn from, with this thread's RNG.
     sizer: Option<Box<Sizer>>,
 }
@@ -159,7 +170,7 @@ impl Kv {
             written: 0,
             pacer: Pacer::default(),
             expiries: Expiries::default(),
-            seed_progress: None,
+            load_progress: None,
             sizer: None,
         }
     }
@@ -199,12 +210,12 @@ impl Kv {
     /// Publishes the count of keys written (put, mput keys, append) to `counter` after
     /// every write, or stops publishing with None. Used only around a sampled seed.
     pub fn publish_writes(&mut self, counter: Option<Arc<CachePadded<AtomicU64>>>) {
-        self.seed_progress = counter.map(|c| (c, 0));
+        self.load_progress = counter.map(|c| (c, 0));
     }
 
     #[inline]
     fn wrote(&mut self, keys: u64) {
-        if let Some((counter, n)) = &mut self.seed_progress {
+        if let Some((counter, n)) = &mut self.load_progress {
             *n += keys;
             counter.store(*n, Ordering::Relaxed);
         }

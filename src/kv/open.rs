@@ -12,9 +12,9 @@ use std::time::Duration;
 use super::{Kv, backoff};
 use crate::clock;
 use crate::engine::ErrorKind;
+use crate::kv::pace::{PaceSpec, StopSignal, ticks_per_ns};
+use crate::kv::pacer::Pacer;
 use crate::metrics::{LatencySet, OpKind};
-use crate::run::pace::{PaceSpec, StopSignal, ticks_per_ns};
-use crate::run::pacer::Pacer;
 
 /// Longest single sleep while waiting for a unit's start: how quickly a waiting worker
 /// notices that its step is being stopped.
@@ -217,7 +217,7 @@ mod tests {
 
     use super::*;
     use crate::engine::{EngineOptions, OpenRequest, skiplist};
-    use crate::run::pace::{Arrival, Rate};
+    use crate::kv::pace::{Arrival, Rate};
 
     fn kv() -> Kv {
         let opts = EngineOptions::new();

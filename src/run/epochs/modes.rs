@@ -7,19 +7,20 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use super::data::{self, Dump, ScanWants};
-use super::driver::{MainMonitor, load_errors, seed_of, status_of};
-use super::sizes::SizeSnapshot;
-use super::stats::Intervals;
-use super::steps::{FillSource, Slot};
-use super::{EpochInfo, EpochTag, IvsMode};
+use super::driver::{MainMonitor, load_errors, load_of, status_of};
+use crate::kv::ValueSizes;
+use crate::kv::sizes::SizeSnapshot;
+use crate::result::epochs::{EpochInfo, EpochTag};
+use crate::result::intervals::Intervals;
+use crate::result::{LoadResult, PointStatus};
+use crate::run::bulk::data::{self, Dump, ScanWants};
+use crate::run::bulk::steps::{FillSource, Slot};
 use crate::run::crew::{self, Both, CrewEnd, Monitor, Step, StepOutcome};
-use crate::run::kv::ValueSizes;
 use crate::run::progress::Progress;
-use crate::run::result::{PointStatus, SeedResult};
 use crate::run::store::OpenStore;
 use crate::workload::Workload;
-use crate::workload::spec::plan::scaled;
+use crate::workload::epochs::EpochMode;
+use crate::workload::scaled;
 
 impl MainMonitor<'_, '_> {
     /// Key ranges a dump is read in, one thread each: every CPU (the dump is not
@@ -33,20 +34,20 @@ impl MainMonitor<'_, '_> {
     /// Runs the other modes of epoch `e` on fresh stores. Their failures go into their
     /// points; only Ctrl-C stops the main crew.
     pub(super) fn other_modes(&mut self, e: u32) -> Result<(), String> {
-        let modes: Vec<IvsMode> = self
+        let modes: Vec<EpochMode> = self
             .run
             .ep
             .modes
             .iter()
             .copied()
-            .filter(|m| *m != IvsMode::Main)
+            .filter(|m| *m != EpochMode::Main)
             .collect();
         let verify = self.run.ep.verify;
         let mut dump: Option<(Dump, u64)> = None;
         let mut main_hash = None;
-        if verify || modes.contains(&IvsMode::Clean) {
+        if verify || modes.contains(&EpochMode::Clean) {
             let path = modes
-                .contains(&IvsMode::Clean)
+                .contains(&EpochMode::Clean)
                 .then(|| data::dump_path(self.run.r.plan.data_dir.as_deref()));
             let began = Instant::now();
             let wants = ScanWants {
@@ -78,12 +79,12 @@ impl MainMonitor<'_, '_> {
             let result = self.mode(e, mode, dump.as_ref(), main_hash);
             let a = self.accums.get_mut(&(e, mode)).expect("every point has an accumulator");
             match result {
-                Ok((step, seed, info, end)) => {
+                Ok((step, load, info, end)) => {
                     if end != CrewEnd::Done {
                         a.fail(status_of(&end));
                     }
                     if let Some(step) = step {
-                        a.add(&step, seed, info);
+                        a.add(&step, load, info);
                     }
                     if end == CrewEnd::Interrupted {
                         return Err("interrupted".to_string());
@@ -100,10 +101,10 @@ impl MainMonitor<'_, '_> {
     fn mode(
         &self,
         e: u32,
-        mode: IvsMode,
+        mode: EpochMode,
         dump: Option<&(Arc<Dump>, u64)>,
         main_hash: Option<u64>,
-    ) -> Result<(Option<StepOutcome>, Option<SeedResult>, EpochInfo, CrewEnd), String> {
+    ) -> Result<(Option<StepOutcome>, Option<LoadResult>, EpochInfo, CrewEnd), String> {
         let run = self.run;
         let st = &self.epochs[e as usize - 1];
         let initial = self.initial.as_ref().expect("indexed before the first extend phase");
@@ -125,7 +126,7 @@ impl MainMonitor<'_, '_> {
         let mut spread_wl: Option<Arc<dyn Workload>> = None;
         let mut params = run.params.clone();
         let (fill_steps, sizes) = match mode {
-            IvsMode::Clean => {
+            EpochMode::Clean => {
                 let (d, ns) = dump.ok_or("no dump of the main store was taken")?;
                 info.dump = Some((*ns, d.file_bytes()));
                 (
@@ -139,7 +140,7 @@ impl MainMonitor<'_, '_> {
                     st.sizes.clone(),
                 )
             }
-            IvsMode::Average => {
+            EpochMode::Average => {
                 let len = st.sizes.mean().round() as usize;
                 info.value_sizes = SizeSnapshot::uniform(st.records, len as u64);
                 info.volume_bytes = st.index.key_bytes() + st.records * len as u64;
@@ -159,7 +160,7 @@ impl MainMonitor<'_, '_> {
                     info.value_sizes.clone(),
                 )
             }
-            IvsMode::Spread => {
+            EpochMode::Spread => {
                 let per_record = initial.volume as f64 / initial.records as f64;
                 let target = (st.volume as f64 / per_record).round().max(1.0) as u64;
                 let factor = target as f64 / initial.records as f64;
@@ -175,7 +176,7 @@ impl MainMonitor<'_, '_> {
                 let wl = spread_wl.as_deref().unwrap_or(run.wl());
                 (run.load_steps(wl, &format!("e{e}.spread.")), initial.sizes.clone())
             }
-            IvsMode::Main | IvsMode::Extend => unreachable!("run on the main store"),
+            EpochMode::Main | EpochMode::Extend => unreachable!("run on the main store"),
         };
         let store = run.open_store()?;
         let mut steps = fill_steps;
@@ -188,7 +189,7 @@ impl MainMonitor<'_, '_> {
         let wl = spread_wl.as_deref().unwrap_or(run.wl());
         let crew = run.crew(wl, &params, &store, run.sampler(&key, seq, self.repeat, &store), &slot);
         let mut mon = ModeMonitor {
-            verify: (mode == IvsMode::Clean && run.ep.verify).then(|| Verify {
+            verify: (mode == EpochMode::Clean && run.ep.verify).then(|| Verify {
                 store: &store,
                 want: main_hash,
                 splits: st.index.split_points(self.dump_ranges()),
@@ -209,8 +210,8 @@ impl MainMonitor<'_, '_> {
             .filter(|(_, s)| !matches!(s, Step::Skip { .. }))
             .map(|(o, _)| clone_outcome(o))
             .collect();
-        let seed = seed_of(&load_outcomes, run.cell.threads);
-        if mode == IvsMode::Spread {
+        let load = load_of(&load_outcomes, run.cell.threads);
+        if mode == EpochMode::Spread {
             let written: u64 = load_outcomes.iter().map(|o| o.rec.write_ops()).sum();
             info.records = written;
             info.volume_bytes = load_outcomes.iter().map(|o| o.rec.write_bytes()).sum();
@@ -235,7 +236,7 @@ impl MainMonitor<'_, '_> {
         {
             end = CrewEnd::Failed(err);
         }
-        Ok((run_step, seed, info, end))
+        Ok((run_step, load, info, end))
     }
 }
 

@@ -8,7 +8,7 @@
 //! neither skipping it nor waiting, and the lag shows up in response times.
 //!
 //! One worker's schedule is a [`super::pacer::Pacer`]; the waiting itself lives in
-//! [`super::kv::Kv::begin_unit`], next to the expiries it issues while it waits.
+//! [`super::Kv::begin_unit`], next to the expiries it issues while it waits.
 
 use std::fmt;
 use std::sync::Arc;
@@ -43,7 +43,7 @@ impl Rate {
         Rate {
             per_sec,
             bytes: false,
-            text: crate::report::format::rate(per_sec),
+            text: crate::metrics::format::rate(per_sec),
         }
     }
 
@@ -97,7 +97,7 @@ impl Rate {
         if self.bytes {
             self.text.clone()
         } else {
-            format!("{} wu/s", crate::report::format::rate(self.per_sec))
+            format!("{} wu/s", crate::metrics::format::rate(self.per_sec))
         }
     }
 
@@ -118,7 +118,7 @@ impl Rate {
         if self.bytes {
             format!("r{}", self.text)
         } else {
-            format!("r{}", crate::report::format::rate(self.per_sec))
+            format!("r{}", crate::metrics::format::rate(self.per_sec))
         }
     }
 }

@@ -1,40 +1,12 @@
-//! Growing values in epochs: YCSB-IVS's method as one command on any engine.
-//!
-//! After the workload loads the store, each epoch runs an extend phase (appends to
-//! keys chosen by the extend distribution, planned by the harness from the store's key
-//! index so the value cap is exact) and then a measured run phase of the workload. The
-//! run phase is measured in up to four modes:
-//!
-//! - `main`: on the store that lived through every extend;
-//! - `clean`: on a fresh store of the same engine loaded from a dump of the main store
-//!   taken right after the extend phase (same logical data, no history);
-//! - `average`: on a fresh store with the same keys, every value of the average length;
-//! - `spread`: on a fresh store of the same volume in records of the initial length,
-//!   loaded by the workload itself with its size scaled (many more records).
-//!
-//! Each epoch's extend phase and each mode's run phase is its own reported point. The
-//! dump and the fresh stores' loads are timed and reported with their point (as its
-//! seed), never inside the run phase. With `--repeat`, the whole sequence repeats on
-//! fresh stores, and each point also gets the mean and 95% interval of its figures
-//! over the repeats ([`stats`]).
-
-pub mod data;
-pub mod extend;
-pub mod sizes;
-pub mod stats;
-pub mod steps;
-
-mod driver;
-mod modes;
+//! The epoch vocabulary (growing values, YCSB-IVS's method): what a workload can
+//! declare about epochs, the settings flags give, and how the two resolve into the
+//! epochs a workload runs. The runner's side (extend phases, modes, fresh stores)
+//! is `run::epochs`.
 
 use std::fmt;
 
-pub(super) use driver::run_cell;
-
-use self::sizes::SizeSnapshot;
-use self::stats::Intervals;
-use crate::workload::dist::{Dist, NumExpr};
-use crate::workload::{EpochDefaults, Workload};
+use super::dist::{Dist, NumExpr};
+use super::{Workload, scaled};
 
 /// Default extends per epoch (the paper's).
 pub const DEFAULT_EXTEND_OPS: u64 = 100_000;
@@ -45,7 +17,7 @@ pub const DEFAULT_RUN_OPS: u64 = 100_000;
 
 /// What a point of an epoch measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum IvsMode {
+pub enum EpochMode {
     /// The epoch's extend phase.
     Extend,
     /// The run phase on the store that lived through the extends.
@@ -58,31 +30,31 @@ pub enum IvsMode {
     Spread,
 }
 
-impl IvsMode {
+impl EpochMode {
     /// The run modes, in report order.
-    pub const RUN_MODES: [IvsMode; 4] = [IvsMode::Main, IvsMode::Clean, IvsMode::Average, IvsMode::Spread];
+    pub const RUN_MODES: [EpochMode; 4] = [EpochMode::Main, EpochMode::Clean, EpochMode::Average, EpochMode::Spread];
 
     /// Its name in reports and flags.
     pub fn name(self) -> &'static str {
         match self {
-            IvsMode::Extend => "extend",
-            IvsMode::Main => "main",
-            IvsMode::Clean => "clean",
-            IvsMode::Average => "average",
-            IvsMode::Spread => "spread",
+            EpochMode::Extend => "extend",
+            EpochMode::Main => "main",
+            EpochMode::Clean => "clean",
+            EpochMode::Average => "average",
+            EpochMode::Spread => "spread",
         }
     }
 
     /// Parses a list of run modes (`all` for every one), in report order.
-    pub fn parse_list<S: AsRef<str>>(items: &[S]) -> Result<Vec<IvsMode>, String> {
+    pub fn parse_list<S: AsRef<str>>(items: &[S]) -> Result<Vec<EpochMode>, String> {
         let mut out = Vec::new();
         for item in items {
             let item = item.as_ref().trim();
             if item == "all" {
-                out.extend(IvsMode::RUN_MODES);
+                out.extend(EpochMode::RUN_MODES);
                 continue;
             }
-            match IvsMode::RUN_MODES.iter().find(|m| m.name() == item) {
+            match EpochMode::RUN_MODES.iter().find(|m| m.name() == item) {
                 Some(m) => out.push(*m),
                 None => {
                     return Err(format!(
@@ -100,19 +72,38 @@ impl IvsMode {
     }
 }
 
-impl fmt::Display for IvsMode {
+impl fmt::Display for EpochMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
 }
 
-/// Which epoch and mode a point is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EpochTag {
-    /// 1-based epoch.
-    pub number: u32,
-    /// What it measures.
-    pub mode: IvsMode,
+/// Epochs a workload declares itself (a spec's `epochs` block); a flag given on the
+/// command line overrides each field.
+#[derive(Debug, Clone, Default)]
+pub struct EpochDefaults {
+    /// Number of epochs.
+    pub count: Option<u32>,
+    /// Extends per epoch.
+    pub extend_ops: Option<u64>,
+    /// Bytes per extend.
+    pub extend_len: Option<NumExpr>,
+    /// Which keys grow (Some(None): uniformly).
+    pub extend_selection: Option<Option<Dist>>,
+    /// Run modes.
+    pub modes: Option<Vec<EpochMode>>,
+}
+
+/// How a workload's phases serve epochs: what loads the store, and which phase each
+/// epoch runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EpochLayout {
+    /// The store is loaded by load() (Lua) rather than by timed phases.
+    pub load_fn: bool,
+    /// Timed phases that load the store, in order (a spec's groups before the last).
+    pub load_phases: Vec<usize>,
+    /// The phase each epoch runs.
+    pub run_phase: usize,
 }
 
 /// The epoch settings given as flags (or in a config file); each one given overrides
@@ -128,7 +119,7 @@ pub struct EpochFlags {
     /// `--extend-dist` (Some(None): uniform).
     pub extend_dist: Option<Option<Dist>>,
     /// `--ivs-mode`.
-    pub modes: Option<Vec<IvsMode>>,
+    pub modes: Option<Vec<EpochMode>>,
     /// `--scale`.
     pub scale: Option<f64>,
     /// `--ivs-verify`.
@@ -147,7 +138,7 @@ pub struct Epochs {
     /// Which keys grow: None for uniform.
     pub extend_selection: Option<Dist>,
     /// Run modes measured.
-    pub modes: Vec<IvsMode>,
+    pub modes: Vec<EpochMode>,
     /// Size factor for the load, the extends and the run phase.
     pub scale: f64,
     /// Check that each clean store holds exactly the main store's data.
@@ -156,8 +147,8 @@ pub struct Epochs {
 
 /// `modes` with `main` among them: the main store's run phases are part of its
 /// history, so they always run, and they are always reported.
-fn with_main(mut modes: Vec<IvsMode>) -> Vec<IvsMode> {
-    modes.push(IvsMode::Main);
+fn with_main(mut modes: Vec<EpochMode>) -> Vec<EpochMode> {
+    modes.push(EpochMode::Main);
     modes.sort();
     modes.dedup();
     modes
@@ -201,7 +192,7 @@ impl EpochFlags {
         let extend_ops = self.extend_ops.or(own.extend_ops).unwrap_or(DEFAULT_EXTEND_OPS);
         Some(Epochs {
             count,
-            extend_ops: crate::workload::spec::plan::scaled(extend_ops, scale),
+            extend_ops: scaled(extend_ops, scale),
             extend_len: match self.extend_bytes {
                 Some(b) => NumExpr::Const(b as f64),
                 None => own
@@ -223,53 +214,30 @@ impl EpochFlags {
     }
 }
 
-/// Growing-value figures of one point.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EpochInfo {
-    /// Which epoch and mode.
-    pub tag: EpochTag,
-    /// Records in the store the point measured.
-    pub records: u64,
-    /// Key and value bytes in it.
-    pub volume_bytes: u64,
-    /// Its value sizes (the main store's at the end of the extend phase, for extend,
-    /// main and clean points).
-    pub value_sizes: SizeSnapshot,
-    /// Extends of the epoch that the value cap turned away (extend and main points).
-    pub skipped_extends: u64,
-    /// Spread: the records the load was asked for (the volume over the initial record
-    /// size).
-    pub target_records: Option<u64>,
-    /// Clean: the dump of the main store, as (wall ns, file bytes), median over repeats.
-    pub dump: Option<(u64, u64)>,
-    /// Hash of the store's logical contents, with `--ivs-verify` (main: after the
-    /// extend phase; clean: after the restore).
-    pub data_hash: Option<u64>,
-    /// Figures over repeats: mean and 95% interval.
-    pub intervals: Intervals,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn modes_parse() {
-        assert_eq!(IvsMode::parse_list(&["all"]).unwrap(), IvsMode::RUN_MODES.to_vec());
+        assert_eq!(EpochMode::parse_list(&["all"]).unwrap(), EpochMode::RUN_MODES.to_vec());
         assert_eq!(
-            IvsMode::parse_list(&["spread", "main", "main"]).unwrap(),
-            vec![IvsMode::Main, IvsMode::Spread]
+            EpochMode::parse_list(&["spread", "main", "main"]).unwrap(),
+            vec![EpochMode::Main, EpochMode::Spread]
         );
         assert!(
-            IvsMode::parse_list(&["mian"])
+            EpochMode::parse_list(&["mian"])
                 .unwrap_err()
                 .contains("unknown mode 'mian'")
         );
-        assert!(IvsMode::parse_list::<&str>(&[]).is_err());
+        assert!(EpochMode::parse_list::<&str>(&[]).is_err());
         assert!(parse_extend_dist("uniform").unwrap().is_none());
         assert!(parse_extend_dist("zipfian").unwrap().is_some());
         assert!(parse_extend_dist("normal").is_err());
-        assert_eq!(with_main(vec![IvsMode::Clean]), vec![IvsMode::Main, IvsMode::Clean]);
-        assert_eq!(with_main(Vec::new()), vec![IvsMode::Main]);
+        assert_eq!(
+            with_main(vec![EpochMode::Clean]),
+            vec![EpochMode::Main, EpochMode::Clean]
+        );
+        assert_eq!(with_main(Vec::new()), vec![EpochMode::Main]);
     }
 }

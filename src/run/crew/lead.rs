@@ -1,0 +1,202 @@
+//! The main thread's side of a crew: it opens each step to every worker at once,
+//! enforces time budgets, warm-ups and Ctrl-C, and merges what the workers send back.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use super::{CrewEnd, CrewOutcome, Ctx, Monitor, Msg, Step, StepOutcome};
+use crate::metrics::Recorder;
+use crate::run::sampler::{Sampler, ThreadEnd};
+use crate::workload::Budget;
+
+/// How often the main thread wakes to check deadlines and Ctrl-C while waiting.
+const POLL: Duration = Duration::from_millis(20);
+
+/// The main thread's side: starts steps together, enforces time budgets and Ctrl-C,
+/// and merges what workers send back (and, when sampled, what they handed over).
+pub(super) fn lead(
+    ctx: &Ctx<'_, '_>,
+    rx: &mpsc::Receiver<Msg>,
+    monitor: &mut dyn Monitor,
+    sampler: Option<&Sampler<'_>>,
+) -> CrewOutcome {
+    let (crew, steps, gate, live) = (ctx.crew, ctx.steps, &ctx.gate, &ctx.live);
+    let stop_before: &AtomicUsize = &ctx.stop_before;
+    let warm_step = ctx.warm_step;
+    let n = crew.threads;
+    let mut out = CrewOutcome {
+        steps: Vec::new(),
+        end: CrewEnd::Done,
+    };
+
+    // Every thread must have its program ready before anything is timed.
+    let mut failure = None;
+    for _ in 0..n {
+        match rx.recv() {
+            Ok(Msg::Ready(Ok(()))) => {}
+            Ok(Msg::Ready(Err(e))) => failure = failure.or(Some(e)),
+            Ok(Msg::StepDone { .. }) => unreachable!("no step was released"),
+            Err(_) => failure = failure.or(Some("a worker thread exited unexpectedly".to_string())),
+        }
+    }
+    if let Some(e) = failure {
+        out.end = if crew.abort.load(Ordering::Relaxed) {
+            CrewEnd::Interrupted
+        } else {
+            CrewEnd::Failed(e)
+        };
+        return out;
+    }
+
+    for (i, step) in steps.iter().enumerate() {
+        if crew.abort.load(Ordering::Relaxed) {
+            out.end = CrewEnd::Interrupted;
+            break;
+        }
+        // Outside every step's time: the wait belongs to no phase.
+        if crew.settle
+            && matches!(step, Step::Run { .. })
+            && let Err(e) = crew.store.settle()
+        {
+            out.end = CrewEnd::Failed(format!(
+                "settling the store before phase {}: {}",
+                step.name(),
+                e.message
+            ));
+            break;
+        }
+        if let Err(e) = monitor.before_step(i, step) {
+            out.end = if crew.abort.load(Ordering::Relaxed) {
+                CrewEnd::Interrupted
+            } else {
+                CrewEnd::Failed(e)
+            };
+            break;
+        }
+        live.reset();
+        if let Some(s) = sampler {
+            s.prepare_step();
+        }
+        let warm_for = crew.warmup.filter(|_| warm_step == Some(i));
+        live.warming.store(warm_for.is_some(), Ordering::Relaxed);
+        monitor.step_started(step, live);
+        let began = Instant::now();
+        let warm_until = warm_for.map(|w| began + w);
+        let deadline = match step {
+            Step::Run {
+                budget: Budget::Secs(s),
+                ..
+            } => Some(began + Duration::from_secs_f64(*s)),
+            _ => None,
+        };
+        let start_raw = crew.clock.raw();
+        gate.release(i + 1);
+        if let Some(s) = sampler {
+            s.step_started(step.info(), start_raw, began);
+        }
+        let mut ends: Vec<Option<ThreadEnd>> = vec![None; n];
+
+        let mut merged = StepOutcome {
+            wall_ns: 0,
+            units: 0,
+            warmup_units: 0,
+            thread_units: vec![0; n],
+            rec: Recorder::new(),
+        };
+        let mut end_raw = start_raw;
+        let mut first_cut: Option<u64> = None;
+        let mut finished = 0;
+        let mut next_tick = began + Duration::from_secs(1);
+        while finished < n {
+            let now = Instant::now();
+            let mut wake = (now + POLL).min(next_tick);
+            if let Some(d) = deadline {
+                wake = wake.min(d);
+            }
+            if let Some(w) = warm_until.filter(|_| live.warming.load(Ordering::Relaxed)) {
+                wake = wake.min(w);
+            }
+            match rx.recv_timeout(wake.saturating_duration_since(now)) {
+                Ok(Msg::StepDone {
+                    step: s,
+                    thread,
+                    end_raw: end,
+                    ran,
+                    rec,
+                    error,
+                }) => {
+                    debug_assert_eq!(s, i);
+                    finished += 1;
+                    end_raw = end_raw.max(end);
+                    ends[thread] = Some(ThreadEnd {
+                        end_raw: end,
+                        // Warm-up included: the sampler's rates count every unit run.
+                        units: ran.units,
+                        prim_ops: rec.prim_ops(),
+                    });
+                    if let Some(cut) = ran.cut {
+                        first_cut = Some(first_cut.map_or(cut, |c: u64| c.min(cut)));
+                    }
+                    merged.units += ran.units - ran.warm;
+                    merged.warmup_units += ran.warm;
+                    merged.thread_units[thread] = ran.units - ran.warm;
+                    merged.rec.merge(&rec);
+                    if let Some(e) = error {
+                        // One failure stops the others; the first message wins.
+                        stop_before.store(i + 1, Ordering::Relaxed);
+                        if out.end == CrewEnd::Done {
+                            out.end = if crew.abort.load(Ordering::Relaxed) {
+                                CrewEnd::Interrupted
+                            } else {
+                                CrewEnd::Failed(e.to_string())
+                            };
+                        }
+                    }
+                }
+                Ok(Msg::Ready(_)) => unreachable!("ready is sent once"),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    out.end = CrewEnd::Failed("a worker thread exited unexpectedly".to_string());
+                    break;
+                }
+            }
+            let now = Instant::now();
+            if warm_until.is_some_and(|w| now >= w) {
+                live.warming.store(false, Ordering::Relaxed);
+            }
+            if deadline.is_some_and(|d| now >= d) {
+                stop_before.store(i + 1, Ordering::Relaxed);
+            }
+            if crew.abort.load(Ordering::Relaxed) {
+                stop_before.store(i + 1, Ordering::Relaxed);
+                if out.end == CrewEnd::Done {
+                    out.end = CrewEnd::Interrupted;
+                }
+            }
+            if now >= next_tick && finished < n {
+                monitor.tick(step, now - began, live);
+                next_tick += Duration::from_secs(1);
+            }
+        }
+        // With a warm-up, the measured time starts at the earliest cut (none: the
+        // whole step was warm-up and nothing was measured).
+        let measured_from = match warm_until {
+            Some(_) => first_cut.unwrap_or(end_raw),
+            None => start_raw,
+        };
+        merged.wall_ns = crew.clock.delta_as_nanos(measured_from, end_raw);
+        if let Some(s) = sampler {
+            // Everything workers handed over mid-step belongs to the step too (the
+            // sampler keeps back what was handed over during a warm-up).
+            let handed = s.end_step(&merged.rec, &ends, end_raw);
+            merged.rec.merge(&handed);
+        }
+        monitor.step_finished(step, began.elapsed(), &merged);
+        out.steps.push(merged);
+        if out.end != CrewEnd::Done {
+            break;
+        }
+    }
+    out
+}

@@ -1,0 +1,196 @@
+//! A crew: the worker threads of one measurement, moving through its steps (the load,
+//! then each timed phase) in lockstep.
+//!
+//! Every thread builds its program (its Lua state) before the first step; a step
+//! starts on all threads at once when the main thread opens the gate, and its wall time
+//! runs from that moment to the last thread's end. Threads never share anything per
+//! operation: each owns its session, program and recorder, and publishes a relaxed
+//! per-thread unit counter once per chunk for progress and sampling.
+//!
+//! With a sampler (see [`super::sampler`]), a worker also checks a relaxed sample
+//! epoch once per chunk; when it changed, the worker leaves its interval recorder in
+//! its mailbox and continues with an emptied spare. That lock is taken once per
+//! sample interval per thread, never per operation.
+//!
+//! With a [`PaceSpec`] each worker paces its own units ([`crate::kv::pace`]). A warm-up
+//! ends when the main thread clears [`Live::warming`]: each worker then drops what it
+//! recorded at its next chunk boundary, and the step's time starts at the first cut.
+
+mod lead;
+mod monitor;
+mod step;
+mod worker;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use quanta::Clock;
+
+pub use self::monitor::{Both, Monitor, Quiet};
+pub use self::step::{CrewEnd, CrewOutcome, Step, StepOutcome};
+use super::bulk::steps::Slot;
+pub use super::live::{Live, Mailbox, Piece};
+use super::sampler::{Sampler, SamplerCtx};
+use crate::engine::Store;
+use crate::kv::ValueSizes;
+use crate::kv::pace::PaceSpec;
+use crate::metrics::Recorder;
+use crate::workload::{Params, SweepValue, Workload, WorkloadError};
+
+/// What a crew runs and against what.
+pub struct Crew<'a> {
+    /// The workload.
+    pub workload: &'a dyn Workload,
+    /// The open store.
+    pub store: &'a dyn Store,
+    /// ctx knobs.
+    pub params: &'a Params,
+    /// Number of threads.
+    pub threads: usize,
+    /// Batch size for ctx.batch.
+    pub batch: usize,
+    /// The workload sweep value for ctx.
+    pub sweep: Option<(String, SweepValue)>,
+    /// Shared calibrated clock.
+    pub clock: &'a Clock,
+    /// Set by Ctrl-C.
+    pub abort: &'a Arc<AtomicBool>,
+    /// The timeline sampler's settings, when this measurement is sampled.
+    pub sampler: Option<SamplerCtx<'a>>,
+    /// Open loop: the target rate and arrivals every timed step is paced on.
+    pub pace: Option<PaceSpec>,
+    /// Excluded from the figures: this long at the start of the first timed step.
+    pub warmup: Option<Duration>,
+    /// Wait for the engine's background work before every timed step (`--settle`).
+    pub settle: bool,
+    /// The value sizes that inserts and updates of timed steps draw from (epochs),
+    /// read at the start of each timed step.
+    pub value_sizes: Option<&'a Slot<ValueSizes>>,
+}
+
+/// What the lead and every worker of one crew run share.
+struct Ctx<'c, 'a> {
+    crew: &'c Crew<'a>,
+    steps: &'c [Step],
+    gate: Gate,
+    /// Steps with an index below this value must stop.
+    stop_before: Arc<AtomicUsize>,
+    live: Live,
+    /// The step the warm-up applies to: the first timed one.
+    warm_step: Option<usize>,
+}
+
+/// How a worker's units in one step divide around the warm-up: all units, those
+/// before the cut (all when the step ended within the warm-up), the cut's raw time, and
+/// whether the worker is still warming up.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Ran {
+    /// All units.
+    pub(super) units: u64,
+    /// Units before the cut.
+    pub(super) warm: u64,
+    /// The cut's raw time.
+    pub(super) cut: Option<u64>,
+    /// Still warming up.
+    pub(super) warming: bool,
+}
+
+/// What a worker tells the lead.
+pub(super) enum Msg {
+    Ready(Result<(), String>),
+    StepDone {
+        step: usize,
+        thread: usize,
+        end_raw: u64,
+        ran: Ran,
+        rec: Recorder,
+        error: Option<WorkloadError>,
+    },
+}
+
+/// Opens steps to the workers. `released` counts opened steps.
+pub(super) struct Gate {
+    state: Mutex<(usize, bool)>,
+    cv: Condvar,
+}
+
+impl Gate {
+    pub(super) fn new() -> Self {
+        Gate {
+            state: Mutex::new((0, false)),
+            cv: Condvar::new(),
+        }
+    }
+
+    pub(super) fn release(&self, steps: usize) {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).0 = steps;
+        self.cv.notify_all();
+    }
+
+    pub(super) fn cancel(&self) {
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).1 = true;
+        self.cv.notify_all();
+    }
+
+    /// Waits until step `i` is open; false when the crew was cancelled instead.
+    pub(super) fn wait(&self, i: usize) -> bool {
+        let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if g.1 {
+                return false;
+            }
+            if g.0 > i {
+                return true;
+            }
+            g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// Runs `steps` on the crew's threads and gathers their results.
+pub fn run(crew: &Crew<'_>, steps: &[Step], monitor: &mut dyn Monitor) -> CrewOutcome {
+    let n = crew.threads;
+    let ctx = Ctx {
+        crew,
+        steps,
+        gate: Gate::new(),
+        stop_before: Arc::new(AtomicUsize::new(0)),
+        live: Live::new(n, crew.sampler.as_ref().is_some_and(|c| c.interval.is_some())),
+        warm_step: crew
+            .warmup
+            .and_then(|_| steps.iter().position(|s| matches!(s, Step::Run { .. }))),
+    };
+    let sampler = crew
+        .sampler
+        .as_ref()
+        .map(|sc| Sampler::new(sc, &ctx.live, crew.store, crew.clock));
+    let (tx, rx) = mpsc::channel::<Msg>();
+
+    std::thread::scope(|scope| {
+        for t in 0..n {
+            let tx = tx.clone();
+            let ctx = &ctx;
+            std::thread::Builder::new()
+                .name(format!("kvmark-w{t}"))
+                .spawn_scoped(scope, move || worker::worker(ctx, t, tx))
+                .expect("spawn a worker thread");
+        }
+        drop(tx);
+        if let Some(s) = sampler.as_ref().filter(|s| s.ticks()) {
+            let (wake_tx, wake_rx) = mpsc::channel();
+            s.set_waker(wake_tx);
+            std::thread::Builder::new()
+                .name("kvmark-sampler".to_string())
+                .spawn_scoped(scope, move || s.run(wake_rx))
+                .expect("spawn the sampler thread");
+        }
+        let outcome = lead::lead(&ctx, &rx, monitor, sampler.as_ref());
+        if let Some(s) = &sampler {
+            s.stop();
+        }
+        ctx.gate.cancel();
+        outcome
+    })
+}

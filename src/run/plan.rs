@@ -1,0 +1,76 @@
+//! The plan: everything a run needs, already validated (built from the command line
+//! and config files).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::engine::{EngineError, EngineInfo, EngineOptions};
+use crate::kv::pace::{Arrival, Rate};
+use crate::probe::ProbeSet;
+use crate::result::slo::Slo;
+use crate::workload::epochs::EpochFlags;
+use crate::workload::{Budget, Params, Workload};
+
+/// Everything a run needs, already validated.
+pub struct Plan {
+    /// Workloads, run in order.
+    pub workloads: Vec<Arc<dyn Workload>>,
+    /// Engines, compared in order.
+    pub engines: Vec<&'static EngineInfo>,
+    /// Options per engine name.
+    pub engine_options: BTreeMap<String, EngineOptions>,
+    /// Thread counts to sweep.
+    pub threads: Vec<usize>,
+    /// Batch sizes given with `--batch` (None: the workload's own sweep, or 1).
+    pub batch: Option<Vec<usize>>,
+    /// Budget of each timed phase that has none of its own.
+    pub budget: Budget,
+    /// Measurements per cell.
+    pub repeat: usize,
+    /// ctx knobs (users, items, seed, and the budget as ops/secs).
+    pub params: Params,
+    /// Loader threads (None: the point's thread count; the largest under seed-once).
+    pub load_threads: Option<usize>,
+    /// Seed one store per engine and run every point against it.
+    pub load_once: bool,
+    /// Where persistent engines put their stores.
+    pub data_dir: Option<PathBuf>,
+    /// Keep store directories after use.
+    pub keep_data: bool,
+    /// Wait for the engine's background work before every timed phase.
+    pub settle: bool,
+    /// Timeline sample period (`--timeline`), if any.
+    pub timeline: Option<Duration>,
+    /// Probes to run; the system probe is also sampled into the timeline.
+    pub probes: ProbeSet,
+    /// Where engine options were set: (engine, key) to "FILE:LINE" or the flag.
+    pub option_origins: BTreeMap<(String, String), String>,
+    /// Open-loop target rates to sweep (empty: closed loop).
+    pub rates: Vec<Rate>,
+    /// How paced units arrive.
+    pub arrival: Arrival,
+    /// Excluded from every measurement's figures: this long at the start of its
+    /// first timed phase.
+    pub warmup: Option<Duration>,
+    /// Search each cell for the highest rate meeting this objective.
+    pub slo: Option<Slo>,
+    /// Seconds per SLO probe (and for the capacity run before them).
+    pub slo_secs: f64,
+    /// The longest value an append may make (`--max-value-bytes`); None: no cap.
+    pub max_value_bytes: Option<u64>,
+    /// Growing values in epochs (`--epochs` and friends, over a workload's own block).
+    pub epochs: EpochFlags,
+}
+
+impl Plan {
+    /// An engine's refusal to open, with where the option it refused was set (a
+    /// config file's line or the flag), so a bad key or value is traced to its origin.
+    pub fn explain_open_error(&self, engine: &str, err: EngineError) -> String {
+        match &err.option {
+            Some(o) if o.engine == engine => err.traced(&self.option_origins),
+            _ => err.message,
+        }
+    }
+}

@@ -1,0 +1,334 @@
+//! The runner of one workload on one engine: it opens and seeds stores, builds the
+//! crews of each measurement, runs a cell's repeats and reduces them into a point.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use quanta::Clock;
+
+use super::crew::{self, Crew, CrewEnd, Step};
+use super::grid::Cell;
+use super::progress::Progress;
+use super::sampler::SamplerCtx;
+use super::store::OpenStore;
+use super::{Plan, Sampling};
+use crate::engine::{EngineInfo, EngineOptions};
+use crate::kv::pace::{PaceSpec, Rate};
+use crate::metrics::Recorder;
+use crate::result::{LoadResult, PhaseRun, PointKey, PointResult, PointStatus, RepeatRun};
+use crate::workload::{Budget, SweepValue, Workload};
+
+/// A store seeded once and shared by several points.
+pub(in crate::run) struct Shared {
+    pub(in crate::run) store: OpenStore,
+    pub(in crate::run) load: Option<LoadResult>,
+}
+
+/// Runs the points of one workload on one engine.
+pub(in crate::run) struct Runner<'a> {
+    pub(in crate::run) plan: &'a Plan,
+    pub(in crate::run) wl: &'a dyn Workload,
+    pub(in crate::run) engine: &'static EngineInfo,
+    pub(in crate::run) options: &'a EngineOptions,
+    pub(in crate::run) clock: &'a Clock,
+    pub(in crate::run) abort: &'a Arc<AtomicBool>,
+    pub(in crate::run) sampling: Option<Sampling<'a>>,
+    /// Measurements numbered so far in the run.
+    pub(in crate::run) seq: &'a std::cell::Cell<usize>,
+}
+
+/// Which measurement a crew samples: its point key, point number and repeat.
+pub(in crate::run) struct SampleAs<'k> {
+    pub(in crate::run) key: &'k PointKey,
+    pub(in crate::run) seq: usize,
+    pub(in crate::run) repeat: usize,
+}
+
+impl Runner<'_> {
+    pub(in crate::run) fn key(&self, cell: &Cell, batched: bool) -> PointKey {
+        PointKey {
+            workload: self.wl.name().to_string(),
+            workload_path: self.wl.path().to_path_buf(),
+            engine: self.engine.name.to_string(),
+            engine_version: (self.engine.version)(),
+            threads: cell.threads,
+            batch: cell.batch,
+            batched,
+            sweep: cell.sweep.clone(),
+            rate: cell.rate.clone(),
+            arrival: self.plan.arrival,
+            epoch: None,
+        }
+    }
+
+    /// A crew for the seed: never paced, no warm-up.
+    pub(in crate::run) fn crew<'b>(
+        &'b self,
+        store: &'b OpenStore,
+        threads: usize,
+        batch: usize,
+        sweep: Option<(String, SweepValue)>,
+        sample_as: SampleAs<'b>,
+    ) -> Crew<'b> {
+        let sampler = self.sampling.map(|s| SamplerCtx {
+            interval: s.interval,
+            system: s.system,
+            sink: s.sink,
+            point: sample_as.key,
+            point_seq: sample_as.seq,
+            repeat: sample_as.repeat,
+            store_dir: store.dir(),
+        });
+        Crew {
+            workload: self.wl,
+            store: store.store.as_ref(),
+            params: &self.plan.params,
+            threads,
+            batch,
+            sweep,
+            clock: self.clock,
+            abort: self.abort,
+            sampler,
+            pace: None,
+            warmup: None,
+            settle: self.plan.settle,
+            value_sizes: None,
+        }
+    }
+
+    /// A crew for a measurement of `cell`: paced at its rate, with the plan's warm-up.
+    pub(in crate::run) fn measuring_crew<'b>(
+        &'b self,
+        store: &'b OpenStore,
+        cell: &Cell,
+        sample_as: SampleAs<'b>,
+    ) -> Crew<'b> {
+        Crew {
+            pace: cell.rate.clone().map(|rate| PaceSpec {
+                rate,
+                arrival: self.plan.arrival,
+                seed: self.plan.params.seed,
+            }),
+            warmup: self.plan.warmup,
+            ..self.crew(store, cell.threads, cell.batch, cell.sweep.clone(), sample_as)
+        }
+    }
+
+    /// Opens a fresh store and runs the workload's load() on `cell.threads` threads.
+    /// `seq` and `repeat` label its timeline samples.
+    pub(in crate::run) fn open_and_load(
+        &self,
+        cell: &Cell,
+        batched: bool,
+        shared: bool,
+        seq: usize,
+        repeat: usize,
+    ) -> Result<Shared, String> {
+        let threads = cell.threads;
+        let store = OpenStore::open(
+            self.engine,
+            self.options,
+            self.plan.data_dir.as_deref(),
+            self.plan.keep_data,
+            self.plan.max_value_bytes,
+        )
+        .map_err(|e| self.plan.explain_open_error(self.engine.name, e))?;
+        if !self.wl.has_load() {
+            return Ok(Shared { store, load: None });
+        }
+        let mut progress = Progress::loading(self.wl.name(), self.engine.name, threads);
+        let key = self.key(cell, batched);
+        let sample_as = SampleAs { key: &key, seq, repeat };
+        let crew = self.crew(&store, threads, cell.batch, cell.sweep.clone(), sample_as);
+        let outcome = crew::run(&crew, &[Step::Load], &mut progress);
+        let dropped = match outcome.end {
+            CrewEnd::Done => load_errors(&outcome.steps[0].rec),
+            _ => None,
+        };
+        match outcome.end {
+            CrewEnd::Done if dropped.is_none() => {
+                let step = &outcome.steps[0];
+                let load = LoadResult {
+                    threads,
+                    wall_ns: step.wall_ns,
+                    keys: step.rec.write_ops(),
+                    shared,
+                };
+                Ok(Shared {
+                    store,
+                    load: Some(load),
+                })
+            }
+            end => {
+                let mut why = match (end, dropped) {
+                    (_, Some(errors)) => format!("seeding failed: {errors}"),
+                    (CrewEnd::Failed(e), _) => format!("seeding failed: {e}"),
+                    _ => "interrupted while seeding".to_string(),
+                };
+                if let Err(e) = store.close() {
+                    why.push_str(&format!(" (then {e})"));
+                }
+                Err(why)
+            }
+        }
+    }
+
+    /// Measures one cell `repeats` times, phases without a budget of their own running
+    /// for `budget`, and reduces the repeats.
+    pub(in crate::run) fn measure(
+        &self,
+        cell: &Cell,
+        batched: bool,
+        shared: Option<&Result<Shared, String>>,
+        budget: Budget,
+        repeats: usize,
+    ) -> PointResult {
+        let key = self.key(cell, batched);
+        let phases = self.wl.phases();
+        let steps: Vec<Step> = phases
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Step::Run {
+                phase: i,
+                name: p.name.clone(),
+                budget: p.budget.unwrap_or(budget),
+                pace: p.rate.map(|per_sec| PaceSpec {
+                    rate: Rate {
+                        per_sec,
+                        bytes: false,
+                        text: format!("{per_sec}"),
+                    },
+                    arrival: self.plan.arrival,
+                    seed: self.plan.params.seed,
+                }),
+            })
+            .collect();
+        let mut point = PointResult {
+            key,
+            status: PointStatus::Ok,
+            repeats: Vec::new(),
+            merged: Recorder::new(),
+            phases: phases.iter().map(|p| (p.name.clone(), Recorder::new())).collect(),
+            slo: None,
+            epoch: None,
+        };
+        let label = point.key.label();
+        // Each measurement (a point, or an SLO probe) is numbered for its samples.
+        let seq = self.seq.get() + 1;
+        self.seq.set(seq);
+        for repeat in 1..=repeats {
+            let (fresh, load) = match shared {
+                Some(Ok(s)) => (None, s.load.clone()),
+                Some(Err(e)) => {
+                    point.status = failed_status(e, &label, self.abort);
+                    break;
+                }
+                None => {
+                    let load_cell = Cell {
+                        threads: self.plan.load_threads.unwrap_or(cell.threads),
+                        batch: cell.batch,
+                        sweep: cell.sweep.clone(),
+                        rate: None,
+                    };
+                    match self.open_and_load(&load_cell, batched, false, seq, repeat) {
+                        Ok(s) => (Some(s.store), s.load),
+                        Err(e) => {
+                            point.status = failed_status(&e, &label, self.abort);
+                            break;
+                        }
+                    }
+                }
+            };
+            let store = match (&fresh, shared) {
+                (Some(s), _) => s,
+                (None, Some(Ok(s))) => &s.store,
+                _ => unreachable!("a store was opened or shared"),
+            };
+            let mut progress = Progress::running(&label);
+            let sample_as = SampleAs {
+                key: &point.key,
+                seq,
+                repeat,
+            };
+            let outcome = crew::run(&self.measuring_crew(store, cell, sample_as), &steps, &mut progress);
+            if let Some(s) = fresh
+                && let Err(e) = s.close()
+                && outcome.end == CrewEnd::Done
+            {
+                point.status = PointStatus::Failed(format!("{label}: {e}"));
+            }
+            let mut thread_units = vec![0u64; cell.threads];
+            let mut phase_runs = Vec::new();
+            for (i, step) in outcome.steps.iter().enumerate() {
+                for (t, u) in step.thread_units.iter().enumerate() {
+                    thread_units[t] += u;
+                }
+                point.merged.merge(&step.rec);
+                point.phases[i].1.merge(&step.rec);
+                phase_runs.push(PhaseRun {
+                    name: steps[i].name().to_string(),
+                    wall_ns: step.wall_ns,
+                    units: step.units,
+                    prim_ops: step.rec.prim_ops(),
+                    warmup_units: step.warmup_units,
+                    bytes: step.rec.write_bytes(),
+                });
+            }
+            let complete = outcome.end == CrewEnd::Done;
+            if complete || outcome.end == CrewEnd::Interrupted {
+                // An interrupted repeat is kept (partial figures, clearly marked).
+                point.repeats.push(RepeatRun {
+                    phases: phase_runs,
+                    thread_units,
+                    load,
+                });
+            }
+            match outcome.end {
+                CrewEnd::Done => {}
+                CrewEnd::Interrupted => {
+                    point.status = PointStatus::Interrupted;
+                    break;
+                }
+                CrewEnd::Failed(e) => {
+                    point.status = PointStatus::Failed(format!("{label}: {e}"));
+                    break;
+                }
+            }
+        }
+        point
+    }
+}
+
+/// The engine errors a seed saw, as one message, or None. A seed that lost writes
+/// would leave every later figure of the point describing another dataset, so it
+/// fails the point instead of passing silently.
+fn load_errors(rec: &Recorder) -> Option<String> {
+    engine_errors(rec).map(|e| format!("engine errors in load(): {e}"))
+}
+
+/// The engine errors a recorder counted, per operation kind with the first message,
+/// or None when there were none.
+pub(crate) fn engine_errors(rec: &Recorder) -> Option<String> {
+    let failed: Vec<String> = rec
+        .used()
+        .filter(|(_, s)| s.errors > 0)
+        .map(|(kind, s)| {
+            format!(
+                "{} of {} {} calls failed ({})",
+                s.errors,
+                s.count(),
+                kind.name(),
+                s.first_error.as_deref().unwrap_or("no message")
+            )
+        })
+        .collect();
+    (!failed.is_empty()).then(|| failed.join("; "))
+}
+
+fn failed_status(msg: &str, label: &str, abort: &AtomicBool) -> PointStatus {
+    if abort.load(std::sync::atomic::Ordering::Relaxed) {
+        PointStatus::Interrupted
+    } else {
+        PointStatus::Failed(format!("{label}: {msg}"))
+    }
+}
