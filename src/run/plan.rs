@@ -66,11 +66,16 @@ pub struct Plan {
 
 impl Plan {
     /// An engine's refusal to open, with where the option it refused was set (a
-    /// config file's line or the flag), so a bad key or value is traced to its origin.
-    pub fn explain_open_error(&self, engine: &str, err: EngineError) -> String {
-        match &err.option {
-            Some(o) if o.engine == engine => err.traced(&self.option_origins),
-            _ => err.message,
+    /// config file's line or the flag). The engine's knob table names the option as
+    /// data ([`OptionError`]), so a bad key or value is traced without matching text.
+    pub fn explain_open_error(&self, engine: &EngineInfo, err: EngineError) -> String {
+        let refused = self
+            .engine_options
+            .get(engine.name)
+            .and_then(|options| engine.validate(options).err());
+        match refused {
+            Some(option) => option.traced(&err.message, &self.option_origins),
+            None => err.message,
         }
     }
 }

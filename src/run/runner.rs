@@ -132,7 +132,7 @@ impl Runner<'_> {
             self.plan.keep_data,
             self.plan.max_value_bytes,
         )
-        .map_err(|e| self.plan.explain_open_error(self.engine.name, e))?;
+        .map_err(|e| self.plan.explain_open_error(self.engine, e))?;
         if !self.wl.has_load() {
             return Ok(Shared { store, load: None });
         }

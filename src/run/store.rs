@@ -195,7 +195,7 @@ mod tests {
         let mut bad = EngineOptions::new();
         bad.set("nope", "1");
         let e = OpenStore::open(&skiplist::INFO, &bad, None, false, None).err().unwrap();
-        let option = e.option.as_deref().expect("the refused option, as data");
+        let option = skiplist::INFO.validate(&bad).expect_err("the refused option, as data");
         assert_eq!(
             (option.engine.as_str(), option.key.as_deref()),
             ("skiplist", Some("nope"))

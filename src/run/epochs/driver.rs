@@ -110,7 +110,7 @@ impl CellRun<'_> {
             self.r.plan.keep_data,
             self.r.plan.max_value_bytes,
         )
-        .map_err(|e| self.r.plan.explain_open_error(self.r.engine.name, e))
+        .map_err(|e| self.r.plan.explain_open_error(self.r.engine, e))
     }
 
     pub(super) fn next_seq(&self) -> usize {
