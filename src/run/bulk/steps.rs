@@ -94,7 +94,18 @@ struct Pacing<'a> {
     handed: u64,
 }
 
-impl Pacing<'_> {
+impl<'a> Pacing<'a> {
+    /// Thread `t`'s bookkeeping, starting at the crew's current sample epoch.
+    fn new(live: &'a Live, t: usize, stop: &'a dyn Fn() -> bool) -> Self {
+        Pacing {
+            live,
+            t,
+            stop,
+            epoch: live.epoch.load(Ordering::Relaxed),
+            handed: 0,
+        }
+    }
+
     /// False when the step must stop.
     fn between_chunks(&mut self, kv: &mut Kv, done: u64) -> bool {
         self.live.units[self.t].store(done, Ordering::Relaxed);
@@ -113,13 +124,7 @@ impl Pacing<'_> {
 pub fn extend(kv: &mut Kv, work: &ExtendWork, t: usize, live: &Live, stop: &dyn Fn() -> bool) -> StepRun {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(mix64(work.seed ^ mix64(t as u64 + 1)));
     let mut scratch = Vec::new();
-    let mut pacing = Pacing {
-        live,
-        t,
-        stop,
-        epoch: live.epoch.load(Ordering::Relaxed),
-        handed: 0,
-    };
+    let mut pacing = Pacing::new(live, t, stop);
     let mut done = 0u64;
     let Some(share) = work.plan.threads.get(t) else {
         return StepRun { done, error: None };
@@ -149,13 +154,7 @@ pub fn fill(
     live: &Live,
     stop: &dyn Fn() -> bool,
 ) -> StepRun {
-    let mut pacing = Pacing {
-        live,
-        t,
-        stop,
-        epoch: live.epoch.load(Ordering::Relaxed),
-        handed: 0,
-    };
+    let mut pacing = Pacing::new(live, t, stop);
     let mut done = 0u64;
     match source {
         FillSource::Dump(dump) => {
