@@ -96,6 +96,56 @@ fn persistent_engines_are_refused_without_a_data_dir() {
 }
 
 #[test]
+fn an_existing_directory_with_a_store_name_is_never_adopted_or_removed() {
+    // The shell execs kvmark, so kvmark's PID is the shell's `$$` and the first store
+    // name it would pick is known: a directory of that name, holding a user's file, and
+    // a symlink of the second name must both survive the run untouched.
+    let engine = persistent()[0];
+    let data = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let script = r#"mkdir "$1/kvmark-$4-$$-0" && echo precious > "$1/kvmark-$4-$$-0/precious.txt" \
+        && ln -s "$5" "$1/kvmark-$4-$$-1" && echo $$ > "$1/pid" \
+        && exec "$2" --backend "$4" --data-dir "$1" --items 50 --ops 50 "$3""#;
+    let o = std::process::Command::new("sh")
+        .args(["-c", script, "sh"])
+        .arg(data.path())
+        .arg(env!("CARGO_BIN_EXE_kvmark"))
+        .arg(bundled("mixed.lua"))
+        .arg(engine)
+        .arg(outside.path())
+        .output()
+        .unwrap();
+    assert_exit(&o, 0);
+    let pid = std::fs::read_to_string(data.path().join("pid")).unwrap();
+    let pid = pid.trim();
+    let mine = data.path().join(format!("kvmark-{engine}-{pid}-0"));
+    assert_eq!(
+        std::fs::read_to_string(mine.join("precious.txt")).unwrap(),
+        "precious\n",
+        "{engine}: the user's file"
+    );
+    assert_eq!(
+        std::fs::read_dir(&mine).unwrap().count(),
+        1,
+        "{engine}: nothing added to it"
+    );
+    let link = data.path().join(format!("kvmark-{engine}-{pid}-1"));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(
+        std::fs::read_dir(outside.path()).unwrap().count(),
+        0,
+        "{engine}: nothing written through the link"
+    );
+    let mut left = stores_in(data.path());
+    left.sort();
+    assert_eq!(
+        left,
+        [format!("kvmark-{engine}-{pid}-0"), format!("kvmark-{engine}-{pid}-1")],
+        "{engine}: the run's own store was removed, the others kept"
+    );
+}
+
+#[test]
 fn keep_data_keeps_the_store_and_the_default_removes_it() {
     for engine in persistent() {
         let data = tempfile::tempdir().unwrap();

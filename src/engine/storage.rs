@@ -6,10 +6,35 @@
 //! and which the run removes through [`ServerKind::remove`] after the store closes.
 //! `--keep-data` skips the removal for both.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{EngineInfo, EngineOptions, EngineResult};
+
+static NEXT_DIR: AtomicU64 = AtomicU64::new(0);
+
+/// Creates a new directory `PREFIX-PID-N` under `base` and returns it, never adopting
+/// one that exists: kvmark removes what it creates, so an existing directory (a user's
+/// files, a symlink, a store kept by another run whose process had the same PID, as
+/// happens in containers) must not become a store. A taken name is skipped for the
+/// next N.
+pub fn fresh_dir(base: &Path, prefix: &str) -> std::io::Result<PathBuf> {
+    const ATTEMPTS: usize = 1000;
+    let pid = std::process::id();
+    for _ in 0..ATTEMPTS {
+        let n = NEXT_DIR.fetch_add(1, Ordering::Relaxed);
+        let dir = base.join(format!("{prefix}-{pid}-{n}"));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(std::io::Error::new(e.kind(), format!("{}: {e}", dir.display()))),
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        format!("{ATTEMPTS} names {prefix}-{pid}-N were taken"),
+    ))
+}
 
 /// Where an engine keeps its data.
 #[derive(Debug, Clone, Copy)]

@@ -3,12 +3,9 @@
 //! closes unless kept (`--keep-data`).
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::engine::storage::fresh_namespace;
+use crate::engine::storage::{fresh_dir, fresh_namespace};
 use crate::engine::{EngineError, EngineInfo, EngineOptions, OpenRequest, StorageKind, Store, StorePlace};
-
-static NEXT_STORE: AtomicU64 = AtomicU64::new(0);
 
 /// An open store and the place it owns.
 pub struct OpenStore {
@@ -47,8 +44,8 @@ impl Owned {
 impl OpenStore {
     /// Opens a fresh store of `engine`: a disk engine gets a new directory under
     /// `data_dir`, a server engine a new namespace name. Appends never grow a value
-    /// past `max_value_bytes` (None: no cap). A refused option stays in the error's
-    /// [`EngineError::option`], so it can be traced to where it was set.
+    /// past `max_value_bytes` (None: no cap). A refused option is traced to where it was
+    /// set by `run::Plan::explain_open_error`.
     pub fn open(
         engine: &EngineInfo,
         options: &EngineOptions,
@@ -65,10 +62,11 @@ impl OpenStore {
                         engine.name
                     ))
                 })?;
-                let n = NEXT_STORE.fetch_add(1, Ordering::Relaxed);
-                let dir = base.join(format!("kvmark-{}-{}-{n}", engine.name, std::process::id()));
-                std::fs::create_dir_all(&dir)
-                    .map_err(|e| EngineError::other(format!("cannot create {}: {e}", dir.display())))?;
+                // A new directory, never an existing one: it is removed after use
+                // (ARCHITECTURE.md, "Storage kinds").
+                let dir = fresh_dir(base, &format!("kvmark-{}", engine.name)).map_err(|e| {
+                    EngineError::other(format!("cannot create a store directory in {}: {e}", base.display()))
+                })?;
                 StorePlace::Dir(dir)
             }
             StorageKind::Server(_) => StorePlace::Namespace(fresh_namespace(engine.name)),

@@ -3,11 +3,11 @@
 
 use std::path::Path;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use rocksdb::{DB, Options};
 
 use crate::engine::Knob;
+use crate::engine::storage::fresh_dir;
 use crate::engine::versions::lock_version;
 
 /// What the linked library says about itself: its version and every option with its
@@ -17,17 +17,13 @@ struct Defaults {
     knobs: Vec<Knob>,
 }
 
-static PROBE: AtomicU64 = AtomicU64::new(0);
-
 /// Opens a throwaway store once per process and reads its OPTIONS file.
 fn defaults() -> &'static Result<Defaults, String> {
     static DEFAULTS: OnceLock<Result<Defaults, String>> = OnceLock::new();
     DEFAULTS.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!(
-            "kvmark-rocksdb-defaults-{}-{}",
-            std::process::id(),
-            PROBE.fetch_add(1, Ordering::Relaxed)
-        ));
+        // A directory of its own, never an existing one, since it is removed after.
+        let dir = fresh_dir(&std::env::temp_dir(), "kvmark-rocksdb-defaults")
+            .map_err(|e| format!("cannot create a directory to read RocksDB's defaults: {e}"))?;
         let result = probe_defaults(&dir);
         let _ = std::fs::remove_dir_all(&dir);
         result
