@@ -169,28 +169,44 @@ pub fn run(crew: &Crew<'_>, steps: &[Step], monitor: &mut dyn Monitor) -> CrewOu
     let (tx, rx) = mpsc::channel::<Msg>();
 
     std::thread::scope(|scope| {
+        let mut threads = Vec::with_capacity(n + 1);
         for t in 0..n {
             let tx = tx.clone();
             let ctx = &ctx;
-            std::thread::Builder::new()
-                .name(format!("kvmark-w{t}"))
-                .spawn_scoped(scope, move || worker::worker(ctx, t, tx))
-                .expect("spawn a worker thread");
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("kvmark-w{t}"))
+                    .spawn_scoped(scope, move || worker::worker(ctx, t, tx))
+                    .expect("spawn a worker thread"),
+            );
         }
         drop(tx);
         if let Some(s) = sampler.as_ref().filter(|s| s.ticks()) {
             let (wake_tx, wake_rx) = mpsc::channel();
             s.set_waker(wake_tx);
-            std::thread::Builder::new()
-                .name("kvmark-sampler".to_string())
-                .spawn_scoped(scope, move || s.run(wake_rx))
-                .expect("spawn the sampler thread");
+            threads.push(
+                std::thread::Builder::new()
+                    .name("kvmark-sampler".to_string())
+                    .spawn_scoped(scope, move || s.run(wake_rx))
+                    .expect("spawn the sampler thread"),
+            );
         }
         let outcome = lead::lead(&ctx, &rx, monitor, sampler.as_ref());
         if let Some(s) = &sampler {
             s.stop();
         }
         ctx.gate.cancel();
+        // Joined one by one, not left to the scope: the scope returns once each
+        // thread's closure is done, before the thread has exited and run its
+        // thread-local destructors. LMDB's destructor frees the thread's reader slot
+        // in the environment's mapped lock file, so a store closed before that
+        // (right after this returns) made it write to an unmapped page (a segfault
+        // seen in about 1 of 10 runs of tests/engines.rs).
+        for thread in threads {
+            if let Err(panic) = thread.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
         outcome
     })
 }
