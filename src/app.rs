@@ -154,15 +154,16 @@ fn run_benchmark(args: RunArgs) -> u8 {
 
 fn run_benchmark_with(args: RunArgs, open: Opener) -> u8 {
     let abort = Arc::new(AtomicBool::new(false));
-    // First Ctrl-C: stop cleanly. A second one while stopping: exit at once.
-    let handlers = signal_hook::flag::register_conditional_shutdown(
-        signal_hook::consts::SIGINT,
-        i32::from(EXIT_INTERRUPTED),
-        Arc::clone(&abort),
-    )
-    .and_then(|_| signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&abort)));
+    // First Ctrl-C (or SIGTERM, as timeout, container stops and CI cancellation send):
+    // stop cleanly. A second one while stopping: exit at once.
+    let handlers = [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]
+        .into_iter()
+        .try_for_each(|signal| {
+            signal_hook::flag::register_conditional_shutdown(signal, i32::from(EXIT_INTERRUPTED), Arc::clone(&abort))?;
+            signal_hook::flag::register(signal, Arc::clone(&abort)).map(drop)
+        });
     if let Err(e) = handlers {
-        eprintln!("kvmark: warning: cannot install the Ctrl-C handler: {e}");
+        eprintln!("kvmark: warning: cannot install the Ctrl-C and SIGTERM handlers: {e}");
     }
 
     // Read before `args` is consumed by the plan.

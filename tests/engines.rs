@@ -597,6 +597,39 @@ fn engine_errors_are_counted_reported_and_fail_the_run() {
 }
 
 #[test]
+fn sigterm_stops_like_ctrl_c_reporting_finished_points_and_removing_stores() {
+    let engine = persistent()[0];
+    let data = tempfile::tempdir().unwrap();
+    let json = data.path().join("results.json");
+    let child = spawn_kvmark(&[
+        "--backend",
+        engine,
+        "--data-dir",
+        data.path().to_str().unwrap(),
+        "--items",
+        "500",
+        "--secs",
+        "30",
+        "--report",
+        &format!("json:{}", json.display()),
+        &bundled("mixed.lua"),
+    ]);
+    wait_for(&format!("{engine}: a store directory"), || {
+        !stores_in(data.path()).is_empty()
+    });
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let o = signal(child, libc::SIGTERM);
+    assert_exit(&o, 130);
+    let report = std::fs::read_to_string(&json).unwrap();
+    assert!(report.contains("interrupted"), "{engine}: {report}");
+    assert!(
+        stores_in(data.path()).is_empty(),
+        "{engine}: the terminated run left {:?}",
+        stores_in(data.path())
+    );
+}
+
+#[test]
 fn ctrl_c_removes_the_temporary_stores_of_persistent_engines() {
     for engine in persistent() {
         let data = tempfile::tempdir().unwrap();

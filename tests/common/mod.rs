@@ -52,8 +52,13 @@ pub fn spawn_kvmark(args: &[&str]) -> std::process::Child {
 
 /// Sends Ctrl-C (SIGINT) to a spawned run and collects its output.
 pub fn interrupt(child: std::process::Child) -> Output {
+    signal(child, libc::SIGINT)
+}
+
+/// Sends `sig` to a spawned run and collects its output.
+pub fn signal(child: std::process::Child, sig: i32) -> Output {
     // SAFETY: sending a signal to our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    unsafe { libc::kill(child.id() as i32, sig) };
     child.wait_with_output().expect("wait for kvmark")
 }
 
