@@ -613,3 +613,22 @@ fn a_lua_error_in_load_names_file_line_and_point_and_the_run_goes_on() {
     assert_eq!(rows[0].last().unwrap(), "failed");
     assert_eq!(rows[1].last().unwrap(), "ok");
 }
+
+#[test]
+fn absurd_durations_are_usage_errors_not_panics() {
+    // Seconds past a year (or NaN) would overflow the clock's durations: each is
+    // refused by the flag parser, naming the flag, instead of panicking and hanging.
+    for args in [
+        &["--secs", "1e300"][..],
+        &["--secs", "1e19"],
+        &["--secs", "nan"],
+        &["--slo", "get:p99<1ms", "--slo-secs", "1e300"],
+        &["--warmup", "1e300", "--secs", "1e301"],
+    ] {
+        let o = kvmark(&[args, &[&bundled("null.lua")]].concat());
+        assert_exit(&o, 2);
+        let err = stderr(&o);
+        assert!(err.contains("up to a year"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}

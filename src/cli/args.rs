@@ -370,14 +370,28 @@ fn number(text: &str, what: &str) -> Result<f64, String> {
     text.parse().map_err(|_| format!("'{text}' is not {what}"))
 }
 
-/// Seconds; the plan checks the range, which differs by flag.
+/// The longest duration any seconds flag takes: past it (or NaN, or infinity) a value
+/// is a typo, and would not fit the clock's durations.
+const MAX_SECONDS: f64 = 366.0 * 24.0 * 3600.0;
+
+/// A number of seconds no larger than [`MAX_SECONDS`]; the plan checks the lower end,
+/// which differs by flag.
+fn bounded_seconds(text: &str, what: &str) -> Result<f64, String> {
+    let s = number(text, what)?;
+    if s.is_nan() || s > MAX_SECONDS {
+        return Err(format!("'{text}' is not {what}, up to a year ({MAX_SECONDS} s)"));
+    }
+    Ok(s)
+}
+
+/// Seconds.
 fn seconds(text: &str) -> Result<f64, String> {
-    number(text, "a positive number of seconds")
+    bounded_seconds(text, "a positive number of seconds")
 }
 
 /// `--warmup` seconds, which may be 0.
 fn warmup_seconds(text: &str) -> Result<f64, String> {
-    number(text, "a number of seconds, 0 or more")
+    bounded_seconds(text, "a number of seconds, 0 or more")
 }
 
 /// `--scale`.
