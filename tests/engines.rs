@@ -596,28 +596,24 @@ fn engine_errors_are_counted_reported_and_fail_the_run() {
     assert!(stores_in(data.path()).is_empty(), "store directories left behind");
 }
 
+/// Starts a 30 s mixed run of `engine` in `data` with `extra` flags, and returns it
+/// once its store exists and its timed phase has run for a moment.
+fn a_run_in_its_timed_phase(engine: &str, data: &Path, extra: &[&str]) -> std::process::Child {
+    let dir = data.to_str().unwrap();
+    let base = ["--backend", engine, "--data-dir", dir, "--items", "500", "--secs", "30"];
+    let child = spawn_kvmark(&[&base[..], extra, &[&bundled("mixed.lua")]].concat());
+    wait_for(&format!("{engine}: a store directory"), || !stores_in(data).is_empty());
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    child
+}
+
 #[test]
 fn sigterm_stops_like_ctrl_c_reporting_finished_points_and_removing_stores() {
     let engine = persistent()[0];
     let data = tempfile::tempdir().unwrap();
     let json = data.path().join("results.json");
-    let child = spawn_kvmark(&[
-        "--backend",
-        engine,
-        "--data-dir",
-        data.path().to_str().unwrap(),
-        "--items",
-        "500",
-        "--secs",
-        "30",
-        "--report",
-        &format!("json:{}", json.display()),
-        &bundled("mixed.lua"),
-    ]);
-    wait_for(&format!("{engine}: a store directory"), || {
-        !stores_in(data.path()).is_empty()
-    });
-    std::thread::sleep(std::time::Duration::from_millis(700));
+    let report_flag = format!("json:{}", json.display());
+    let child = a_run_in_its_timed_phase(engine, data.path(), &["--report", &report_flag]);
     let o = signal(child, libc::SIGTERM);
     assert_exit(&o, 130);
     let report = std::fs::read_to_string(&json).unwrap();
@@ -633,24 +629,8 @@ fn sigterm_stops_like_ctrl_c_reporting_finished_points_and_removing_stores() {
 fn ctrl_c_removes_the_temporary_stores_of_persistent_engines() {
     for engine in persistent() {
         let data = tempfile::tempdir().unwrap();
-        let child = spawn_kvmark(&[
-            "--backend",
-            engine,
-            "--data-dir",
-            data.path().to_str().unwrap(),
-            "--items",
-            "500",
-            "--secs",
-            "30",
-            "--threads",
-            "1,2",
-            &bundled("mixed.lua"),
-        ]);
-        // Wait for the store to exist, then interrupt the timed phase.
-        wait_for(&format!("{engine}: a store directory"), || {
-            !stores_in(data.path()).is_empty()
-        });
-        std::thread::sleep(std::time::Duration::from_millis(700));
+        // Interrupt the timed phase once the store exists.
+        let child = a_run_in_its_timed_phase(engine, data.path(), &["--threads", "1,2"]);
         let o = interrupt(child);
         assert_exit(&o, 130);
         assert!(stdout(&o).contains("INTERRUPTED"), "{engine}: {}", stdout(&o));
