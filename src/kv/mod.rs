@@ -395,7 +395,8 @@ mod tests {
     use super::*;
     use crate::engine::{EngineOptions, OpenRequest, skiplist};
 
-    fn kv() -> Kv {
+    /// A verb set over a fresh in-memory store (also used by `open.rs`'s tests).
+    pub(super) fn kv() -> Kv {
         let opts = EngineOptions::new();
         let store = (skiplist::INFO.open)(&OpenRequest::memory(&opts)).unwrap();
         Kv::new(store.session().unwrap(), Clock::new(), Arc::new(AtomicBool::new(false)))

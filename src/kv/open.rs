@@ -211,19 +211,11 @@ impl Kv {
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, AtomicUsize};
-
-    use quanta::Clock;
+    use std::sync::atomic::AtomicUsize;
 
     use super::*;
-    use crate::engine::{EngineOptions, OpenRequest, skiplist};
     use crate::kv::pace::{Arrival, Rate};
-
-    fn kv() -> Kv {
-        let opts = EngineOptions::new();
-        let store = (skiplist::INFO.open)(&OpenRequest::memory(&opts)).unwrap();
-        Kv::new(store.session().unwrap(), Clock::new(), Arc::new(AtomicBool::new(false)))
-    }
+    use crate::kv::tests::kv;
 
     fn spec(rate: &str) -> PaceSpec {
         PaceSpec {
