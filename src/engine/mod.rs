@@ -16,6 +16,7 @@
 //! engine would repeat: [`OpenRequest::dir`] (the directory check) and [`unshare`]
 //! (closing while sessions are open is refused).
 
+pub mod inflight;
 pub mod knobs;
 pub mod options;
 mod readbuf;

@@ -1,0 +1,269 @@
+//! Many requests in flight from one worker thread (`--connections`).
+//!
+//! A server is benchmarked by keeping many requests outstanding from a few client
+//! cores. kvmark does it without changing how workloads are written: each connection
+//! of a worker thread runs the ordinary blocking worker loop (its own program, `Kv`
+//! and session) on its own stack, a stackful coroutine. When a server engine's verb has
+//! to wait for the network it calls [`block_on`], which, inside a connection, polls
+//! the request's future and, while it is pending, suspends the connection's stack and
+//! lets the thread run another connection. Lua scripts, specs and operation logs, and
+//! the timing around each verb, stay exactly as they are for embedded engines.
+//!
+//! Each worker thread runs its connections as tasks of a current-thread tokio runtime
+//! ([`run_connections`]), which also drives the sockets and timers of the server
+//! clients. Outside a connection (a store opening on the main thread, the conformance
+//! suite, a sampler asking for statistics) [`block_on`] runs the future on a runtime of
+//! the calling thread instead, so an engine's code is the same in both places.
+//!
+//! Embedded engines with one connection per thread never come here: the crew runs
+//! them on the plain thread path.
+
+use std::cell::{Cell, OnceCell};
+use std::future::Future;
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
+use std::pin::{Pin, pin};
+use std::ptr;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+
+/// Each connection's stack. Lua scripts run on it, so it is sized for the C stack Lua
+/// may use (LUAI_MAXCCALLS nested calls) with room for an engine's client library;
+/// pages are only committed when touched.
+const CONNECTION_STACK_BYTES: usize = 1 << 20;
+
+/// Below this much time left, a paced wait inside a connection gives the thread to
+/// other connections and checks the clock again, instead of arming a timer: tokio's
+/// timers tick in whole milliseconds.
+const TIMER_MARGIN_NS: u64 = 1_200_000;
+
+/// What a suspended connection needs to resume and to wait again.
+struct Here {
+    yielder: Cell<*const Yielder<(), ()>>,
+    /// The context of the task poll that resumed the connection.
+    cx: Cell<*mut Context<'static>>,
+}
+
+thread_local! {
+    /// The connection running on this thread now, or null outside connections.
+    static CURRENT: Cell<*const Here> = const { Cell::new(ptr::null()) };
+    /// The runtime [`block_on`] uses outside connections.
+    static FALLBACK: OnceCell<tokio::runtime::Runtime> = const { OnceCell::new() };
+}
+
+/// True when the calling code runs inside a connection of [`run_connections`].
+pub fn in_connection() -> bool {
+    !CURRENT.with(Cell::get).is_null()
+}
+
+/// Runs `fut` to completion for the calling session. Inside a connection the thread
+/// runs other connections while `fut` waits; elsewhere it blocks the calling thread.
+pub fn block_on<F: Future>(fut: F) -> F::Output {
+    let here = CURRENT.with(Cell::get);
+    if here.is_null() {
+        return FALLBACK.with(|rt| rt.get_or_init(new_runtime).block_on(fut));
+    }
+    // SAFETY: `here` points into the boxed state of the connection running now, which
+    // outlives its coroutine; `cx` was set by the poll that resumed this connection
+    // and stays valid until the coroutine suspends, which it only does below.
+    let here = unsafe { &*here };
+    let mut fut = pin!(fut);
+    loop {
+        let cx = unsafe { &mut *here.cx.get() };
+        if let Poll::Ready(out) = fut.as_mut().poll(cx) {
+            return out;
+        }
+        // SAFETY: the yielder belongs to this coroutine, which is running.
+        unsafe { (*here.yielder.get()).suspend(()) };
+    }
+}
+
+/// The waker of the connection running now, for waits that are not futures (a step
+/// gate): whoever ends the wait wakes it. None outside connections.
+pub fn current_waker() -> Option<Waker> {
+    let here = CURRENT.with(Cell::get);
+    // SAFETY: as in `block_on`.
+    (!here.is_null()).then(|| unsafe { (*(*here).cx.get()).waker().clone() })
+}
+
+/// Suspends the running connection until its waker is woken (see [`current_waker`]).
+/// Outside a connection it returns at once: the caller re-checks and blocks its own way.
+pub fn suspend() {
+    let here = CURRENT.with(Cell::get);
+    if !here.is_null() {
+        // SAFETY: as in `block_on`.
+        unsafe { (*(*here).yielder.get()).suspend(()) };
+    }
+}
+
+/// Gives the thread to the other connections that are ready, then continues. Outside a
+/// connection it does nothing.
+pub fn yield_now() {
+    if in_connection() {
+        block_on(tokio::task::yield_now());
+    }
+}
+
+/// One step of a paced wait with `left_ns` to go (never longer than `max_sleep_ns`):
+/// [`crate::clock::pause`] on a plain thread; inside a connection a timer for all but
+/// the last [`TIMER_MARGIN_NS`], then turns given to the other connections, so the
+/// thread keeps serving them while this one waits. The caller re-reads the clock.
+pub fn pause(left_ns: u64, max_sleep_ns: u64) {
+    if !in_connection() {
+        crate::clock::pause(left_ns, max_sleep_ns);
+    } else if left_ns > TIMER_MARGIN_NS {
+        let ns = (left_ns - TIMER_MARGIN_NS).min(max_sleep_ns);
+        block_on(tokio::time::sleep(Duration::from_nanos(ns)));
+    } else {
+        yield_now();
+    }
+}
+
+fn new_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("kvmark: cannot start an event loop: {e}"))
+}
+
+/// One connection: a coroutine running its body on its own stack, polled as a future.
+struct Connection<'a, R> {
+    coroutine: ManuallyDrop<Coroutine<(), (), R, DefaultStack>>,
+    here: Box<Here>,
+    /// The body borrows from the caller of [`run_connections`] for `'a`.
+    _borrows: PhantomData<&'a ()>,
+}
+
+impl<'a, R> Connection<'a, R> {
+    fn new(body: impl FnOnce() -> R + 'a) -> std::io::Result<Self> {
+        let stack = DefaultStack::new(CONNECTION_STACK_BYTES)?;
+        let here = Box::new(Here {
+            yielder: Cell::new(ptr::null()),
+            cx: Cell::new(ptr::null_mut()),
+        });
+        let here_ptr: *const Here = &*here;
+        let run = move |yielder: &Yielder<(), ()>, ()| {
+            // SAFETY: the box outlives the coroutine (see `Drop`).
+            unsafe { (*here_ptr).yielder.set(yielder) };
+            body()
+        };
+        // SAFETY: what `body` borrows lives for 'a, and the connection cannot outlive
+        // 'a: `run_connections` drives every connection to its end or drops it before
+        // it returns, also when it unwinds.
+        let coroutine = unsafe { Coroutine::with_stack_unchecked(stack, run) };
+        Ok(Connection {
+            coroutine: ManuallyDrop::new(coroutine),
+            here,
+            _borrows: PhantomData,
+        })
+    }
+}
+
+impl<R> Future for Connection<'_, R> {
+    type Output = R;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
+        let this = self.get_mut();
+        // The context lives until this poll returns, which is before the connection
+        // can run again: it is only read while the coroutine runs inside this call.
+        this.here.cx.set(cx as *mut Context<'_> as *mut Context<'static>);
+        let outer = CURRENT.with(|c| c.replace(&*this.here));
+        let result = this.coroutine.resume(());
+        CURRENT.with(|c| c.set(outer));
+        this.here.cx.set(ptr::null_mut());
+        match result {
+            CoroutineResult::Yield(()) => Poll::Pending,
+            CoroutineResult::Return(out) => Poll::Ready(out),
+        }
+    }
+}
+
+impl<R> Drop for Connection<'_, R> {
+    fn drop(&mut self) {
+        if self.coroutine.started() && !self.coroutine.done() {
+            // Dropped while suspended (only when the thread is already unwinding from a
+            // panic): unwinding its stack would cross Lua's C frames, so the objects on
+            // it are leaked instead.
+            // SAFETY: nothing refers into the coroutine's stack from outside.
+            unsafe { self.coroutine.force_reset() };
+        }
+        // SAFETY: dropped once, here.
+        unsafe { ManuallyDrop::drop(&mut self.coroutine) };
+    }
+}
+
+/// Runs `count` connections on the calling thread, connection `c` running `body(c)`
+/// on its own stack, until every one returns. A panic in a connection unwinds out of
+/// this call (the other connections are dropped first). Fails only when a stack
+/// cannot be allocated.
+pub fn run_connections<F>(count: usize, body: F) -> std::io::Result<()>
+where
+    F: Fn(usize) + Sync,
+{
+    let runtime = new_runtime();
+    let body = &body;
+    let mut connections = FuturesUnordered::new();
+    for c in 0..count {
+        connections.push(Connection::new(move || body(c))?);
+    }
+    runtime.block_on(async { while connections.next().await.is_some() {} });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connections_interleave_while_their_requests_wait() {
+        // Each connection waits three times; all of them are waiting at once, so the
+        // whole takes about one wait per round, not one per connection and round.
+        let order = std::sync::Mutex::new(Vec::new());
+        let start = std::time::Instant::now();
+        run_connections(8, |c| {
+            for round in 0..3 {
+                assert!(in_connection());
+                block_on(tokio::time::sleep(Duration::from_millis(20)));
+                order.lock().unwrap().push((round, c));
+            }
+        })
+        .unwrap();
+        let took = start.elapsed();
+        let order = order.into_inner().unwrap();
+        assert_eq!(order.len(), 24);
+        // Every connection finished round 0 before any finished round 1.
+        assert!(order[..8].iter().all(|&(round, _)| round == 0), "{order:?}");
+        assert!(
+            took < Duration::from_millis(8 * 3 * 20),
+            "{took:?}: the waits did not overlap"
+        );
+    }
+
+    #[test]
+    fn outside_a_connection_block_on_runs_on_the_threads_own_loop() {
+        assert!(!in_connection());
+        assert_eq!(block_on(async { 7 }), 7);
+        assert!(current_waker().is_none());
+        yield_now();
+        suspend();
+    }
+
+    #[test]
+    fn a_panic_in_a_connection_reaches_the_caller() {
+        let r = std::panic::catch_unwind(|| {
+            run_connections(3, |c| {
+                block_on(tokio::task::yield_now());
+                if c == 1 {
+                    panic!("connection one failed");
+                }
+            })
+        });
+        let panic = r.unwrap_err();
+        assert_eq!(panic.downcast_ref::<&str>(), Some(&"connection one failed"));
+    }
+}
