@@ -5,9 +5,10 @@
 //! Faults are counted, never fatal to kvmark (ARCHITECTURE.md, promise 3): an
 //! operation that gets no reply within the timeout, or whose connection is refused or
 //! dropped, fails with a message naming the engine, the operation and the cause; its
-//! session drops the connection and opens a new one on a later operation, after a
-//! backoff that grows while the server stays away and never makes one operation wait
-//! longer than the timeout.
+//! session drops the connection and opens a new one on a later operation. While the
+//! server stays away, attempts are spaced by a backoff that doubles up to a second (or
+//! the timeout, if shorter), and operations between two attempts fail at once, so no
+//! operation waits longer than the timeout and a run ends on its budget.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -228,22 +229,24 @@ impl<C: Connector> Link<C> {
 
     /// Makes sure there is a connection made on the runtime running now (a session
     /// handed to another thread connects again there: a connection's socket belongs
-    /// to the runtime that opened it). Waits out the backoff first, up to `deadline`.
+    /// to the runtime that opened it). Fails at once while the backoff runs.
     async fn connect(&mut self, deadline: Instant) -> Result<&mut C::Conn, String> {
         let here = Handle::current().id();
         if self.conn.as_ref().is_some_and(|(_, rt)| *rt != here) {
             self.conn = None;
         }
         if self.conn.is_none() {
-            if let Some((at, why)) = &self.retry {
-                if *at >= deadline {
-                    tokio::time::sleep_until(deadline).await;
-                    return Err(format!(
-                        "cannot connect to {} ({why}); still waiting to retry",
-                        self.connector.address()
-                    ));
-                }
-                tokio::time::sleep_until(*at).await;
+            // While the server stays away, operations fail at once until the next
+            // attempt is due: a run with an operation budget ends promptly, and one
+            // with a time budget ends on time.
+            if let Some((at, why)) = &self.retry
+                && Instant::now() < *at
+            {
+                return Err(format!(
+                    "cannot connect to {} ({why}); next attempt in {:?}",
+                    self.connector.address(),
+                    at.saturating_duration_since(Instant::now())
+                ));
             }
             let attempt = tokio::time::timeout_at(deadline, self.connector.connect()).await;
             match attempt {
