@@ -41,12 +41,10 @@ fn registry() -> Vec<&'static EngineInfo> {
         .collect()
 }
 
-/// The options the suite opens `info` with: the defaults, plus the opt-ins a server
-/// engine needs for every verb of the contract (`ServerKind::contract`).
+/// The options the suite opens `info` with: the defaults, plus the opt-ins some
+/// engines need for every verb of the contract (`KnobSet::contract`).
 fn contract_options(info: &EngineInfo) -> EngineOptions {
-    info.storage
-        .server()
-        .map_or_else(EngineOptions::new, |server| server.contract_options())
+    info.knobs.contract()
 }
 
 /// A fresh place for a store of `info`, and the temporary directory behind it.

@@ -65,7 +65,6 @@ static SERVER: ServerKind = ServerKind {
         c.simple_query("SELECT 1").map(drop).map_err(|e| PgError(e).to_string())
     },
     remove,
-    contract: &[],
 };
 
 #[derive(Debug, Clone)]

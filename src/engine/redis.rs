@@ -64,7 +64,6 @@ static SERVER: ServerKind = ServerKind {
             .map_err(|e| e.to_string())
     },
     remove,
-    contract: &[("index", "zset")],
 };
 
 #[derive(Debug, Clone)]
@@ -123,7 +122,8 @@ static KNOBS: KnobTable<Settings> = KnobTable::new(
             set: |s, v| net::parse_timeout(v).map(|t| s.timeout = t),
         },
     ],
-);
+)
+.with_contract(&[("index", "zset")]);
 
 /// A blocking connection for work outside sessions, bounded by the timeout.
 fn admin_connection(s: &Settings) -> Result<redis::Connection, RedisError> {

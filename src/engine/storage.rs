@@ -93,21 +93,6 @@ pub struct ServerKind {
     /// Removes namespace `name` and everything in it. Called after the store closed
     /// (or failed to open), unless `--keep-data`.
     pub remove: fn(&EngineOptions, &str) -> EngineResult<()>,
-    /// Options under which the engine keeps the whole contract, for the shared
-    /// conformance suite: the opt-ins a server needs for some verbs (Redis keeps no key
-    /// order without `index=zset`). Empty when the defaults already do.
-    pub contract: &'static [(&'static str, &'static str)],
-}
-
-impl ServerKind {
-    /// [`ServerKind::contract`] as engine options.
-    pub fn contract_options(&self) -> EngineOptions {
-        let mut o = EngineOptions::new();
-        for (k, v) in self.contract {
-            o.set(*k, *v);
-        }
-        o
-    }
 }
 
 /// Where one store lives: made for each store by the run (or a test), by the engine's
@@ -209,7 +194,6 @@ mod tests {
         address: |_| "toy://127.0.0.1:1".to_string(),
         probe: |_| Err("connection refused".to_string()),
         remove: |_, _| Ok(()),
-        contract: &[],
     };
     static UP: ServerKind = ServerKind {
         probe: |_| Ok(()),
