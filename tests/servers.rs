@@ -302,3 +302,63 @@ fn a_server_stopped_mid_run_gives_counted_errors_a_clear_message_and_exit_1_on_t
         assert!(took < SECS + TIMEOUT + 6.0, "{name}: took {took:.1} s\n{out}");
     }
 }
+
+/// Every file under `dir`, read as text.
+fn texts_under(dir: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(texts_under(&path));
+        } else {
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            out.push((path.display().to_string(), text));
+        }
+    }
+    out
+}
+
+#[test]
+fn passwords_in_server_urls_never_reach_the_output_or_a_report() {
+    const SECRET: &str = "kvmark-secret-pw";
+    // No server listens on port 1: the run fails, and says where it tried to connect.
+    let url = format!("redis.url=redis://bench:{SECRET}@127.0.0.1:1/0");
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report");
+    let o = kvmark(&[
+        "--backend",
+        "redis,postgres",
+        "--engine-opt",
+        &url,
+        "--engine-opt",
+        &format!("postgres.url=postgres://bench:{SECRET}@127.0.0.1:1/db"),
+        "--ops",
+        "10",
+        "--report-dir",
+        report.to_str().unwrap(),
+        &bundled("mixed.lua"),
+    ]);
+    assert_ne!(o.status.code(), Some(0), "{}", stdout(&o));
+    let shown = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(shown.contains("redis://bench:***@127.0.0.1:1/0"), "{shown}");
+    assert!(shown.contains("postgres://bench:***@127.0.0.1:1/db"), "{shown}");
+    let mut seen = vec![("output".to_string(), shown)];
+    seen.extend(texts_under(&report));
+    assert!(seen.len() > 1, "no report files");
+    for (what, text) in &seen {
+        assert!(!text.contains(SECRET), "{what} shows the password");
+    }
+    // The defaults kvmark engines lists come from the environment, masked.
+    let listing = Command::new(env!("CARGO_BIN_EXE_kvmark"))
+        .arg("engines")
+        .env("KVMARK_REDIS_URL", format!("redis://:{SECRET}@127.0.0.1:6390"))
+        .env("KVMARK_POSTGRES_URL", format!("postgres://u:{SECRET}@127.0.0.1:5439/d"))
+        .output()
+        .unwrap();
+    let listing = stdout(&listing);
+    assert!(
+        listing.contains("redis://:***@127.0.0.1:6390") && listing.contains("postgres://u:***@127.0.0.1:5439/d"),
+        "{listing}"
+    );
+    assert!(!listing.contains(SECRET), "{listing}");
+}
