@@ -279,6 +279,109 @@ impl<C: Connector> Link<C> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
+    use std::sync::Arc;
+
+    /// A server that answers, or not, as the test says: connections are numbered.
+    #[derive(Default)]
+    struct Fake {
+        connects: Cell<u32>,
+        refuse: Cell<bool>,
+    }
+
+    impl Connector for &Fake {
+        type Conn = u32;
+        type Error = String;
+        const ENGINE: &'static str = "fake";
+
+        fn address(&self) -> String {
+            "fake://127.0.0.1:1".to_string()
+        }
+
+        async fn connect(&self) -> Result<u32, String> {
+            if self.refuse.get() {
+                return Err("connection refused".to_string());
+            }
+            self.connects.set(self.connects.get() + 1);
+            Ok(self.connects.get())
+        }
+
+        fn fault(&self, _: &u32, e: &String) -> Fault {
+            if e == "broken" { Fault::Broken } else { Fault::Refused }
+        }
+    }
+
+    #[test]
+    fn faults_fail_the_operation_and_the_session_reconnects_with_backoff() {
+        let fake = Fake::default();
+        let stats = Arc::new(LinkStats::default());
+        let timeout = Duration::from_millis(50);
+        let mut link = Link::open(&fake, timeout, stats.clone()).unwrap();
+        let which = async |_: &&Fake, c: &mut u32| Ok::<u32, String>(*c);
+        assert_eq!(link.run("get", which).ok(), Some(1));
+
+        // No reply: the operation ends at the timeout and the connection is dropped.
+        let start = std::time::Instant::now();
+        let e = link
+            .run("get", async |_, _| {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                Ok::<(), String>(())
+            })
+            .unwrap_err();
+        assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+        assert!(
+            e.message
+                .starts_with("engine fake: get: no reply from fake://127.0.0.1:1 within"),
+            "{e}"
+        );
+        assert_eq!(stats.timeouts.load(Ordering::Relaxed), 1);
+        assert_eq!(link.run("get", which).ok(), Some(2), "a new connection");
+        assert_eq!(stats.reconnects.load(Ordering::Relaxed), 1);
+
+        // A refusal keeps the connection; a broken connection is replaced.
+        let e = link
+            .run("put", async |_, _| Err::<(), _>("WRONGTYPE".to_string()))
+            .unwrap_err();
+        assert_eq!(e.message, "engine fake: put: WRONGTYPE");
+        assert_eq!(link.run("get", which).ok(), Some(2));
+        let e = link
+            .run("put", async |_, _| Err::<(), _>("broken".to_string()))
+            .unwrap_err();
+        assert!(e.message.contains("connection to fake://127.0.0.1:1 lost"), "{e}");
+
+        // While the server is away: a failed attempt, then failures at once until the
+        // backoff has passed, then a new attempt.
+        fake.refuse.set(true);
+        let e = link.run("get", which).unwrap_err();
+        assert!(
+            e.message
+                .contains("cannot connect to fake://127.0.0.1:1: connection refused"),
+            "{e}"
+        );
+        let e = link.run("get", which).unwrap_err();
+        assert!(e.message.contains("next attempt in"), "{e}");
+        assert_eq!(
+            stats.connect_failures.load(Ordering::Relaxed),
+            1,
+            "no attempt during the backoff"
+        );
+        fake.refuse.set(false);
+        std::thread::sleep(MIN_BACKOFF * 2);
+        assert_eq!(link.run("get", which).ok(), Some(3));
+        assert_eq!(stats.reconnects.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn timeouts_are_positive_durations() {
+        let v = |text| KnobValue {
+            engine: "fake",
+            key: "timeout",
+            text,
+        };
+        assert_eq!(parse_timeout(&v("250ms")), Ok(Duration::from_millis(250)));
+        assert!(parse_timeout(&v("0s")).unwrap_err().message.contains("above zero"));
+        assert!(parse_timeout(&v("5")).is_err());
+    }
 
     #[test]
     fn passwords_are_masked_in_urls_and_connection_strings() {
