@@ -7,7 +7,7 @@ CARGO ?= cargo
 
 help:
 	@echo "make run    build kvmark and benchmark workloads/mixed.lua on the in-memory engine"
-	@echo "make test   format check, clippy and the whole test suite"
+	@echo "make test   format check, clippy and the whole test suite (with private Redis and PostgreSQL servers)"
 	@echo "make quick  fast development build without the C/C++ engines"
 	@echo "make bench  the recorded benchmarks (see BENCHMARKS.md)"
 
@@ -18,11 +18,12 @@ run: setup
 	$(CARGO) run --release -- workloads/mixed.lua
 
 # Everything in the release profile, so the engines' C/C++ code is compiled once and
-# shared by the build, clippy and the tests.
+# shared by the build, clippy and the tests. The tests run with private Redis and
+# PostgreSQL servers (scripts/with-servers), stopped afterwards even when a test fails.
 test: setup
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --all-targets -- -D warnings
-	$(CARGO) test --release
+	scripts/with-servers $(CARGO) test --release
 
 quick:
 	$(CARGO) build --release --no-default-features

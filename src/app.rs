@@ -7,6 +7,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::cli::{Cli, Command, GenArgs, Opener, PlotArgs, RunArgs};
+use crate::engine::net::mask_password;
 use crate::plot::{self, PlotError};
 use crate::report::RunInfo;
 use crate::report::setup::{self, SamplerUse};
@@ -385,7 +386,10 @@ pub fn run_info(plan: &Plan) -> RunInfo {
             .map(|(n, o)| {
                 (
                     n.clone(),
-                    o.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+                    // Passwords in server URLs never reach a report.
+                    o.iter()
+                        .map(|(k, v)| (k.to_string(), mask_password(v).into_owned()))
+                        .collect(),
                 )
             })
             .collect(),
@@ -393,7 +397,7 @@ pub fn run_info(plan: &Plan) -> RunInfo {
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs_f64(),
-        command: std::env::args().collect(),
+        command: std::env::args().map(|a| mask_password(&a).into_owned()).collect(),
         probes: Vec::new(),
         rates: plan.rates.clone(),
         arrival: plan.arrival,

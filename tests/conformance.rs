@@ -30,7 +30,7 @@ fn registry() -> Vec<&'static EngineInfo> {
     let require = servers_required();
     kvmark::engine::registry()
         .into_iter()
-        .filter(|info| match reach(info, &EngineOptions::new(), require) {
+        .filter(|info| match reach(info, &contract_options(info), require) {
             Reach::Ready => true,
             Reach::Skip(note) => {
                 eprintln!("{note}");
@@ -39,6 +39,12 @@ fn registry() -> Vec<&'static EngineInfo> {
             Reach::Fail(why) => panic!("{why}"),
         })
         .collect()
+}
+
+/// The options the suite opens `info` with: the defaults, plus the opt-ins some
+/// engines need for every verb of the contract (`KnobSet::contract`).
+fn contract_options(info: &EngineInfo) -> EngineOptions {
+    info.knobs.contract()
 }
 
 /// A fresh place for a store of `info`, and the temporary directory behind it.
@@ -82,7 +88,7 @@ impl Fixture {
     }
 
     fn open_store(&self) -> Box<dyn Store> {
-        let options = EngineOptions::new();
+        let options = contract_options(self.info);
         let req = OpenRequest {
             max_value_bytes: self.cap,
             ..OpenRequest::new(self.place.clone(), &options)
@@ -131,7 +137,7 @@ impl Drop for Fixture {
             if let Some(store) = self.store.take() {
                 let _ = store.close();
             }
-            if let Err(e) = (server.remove)(&EngineOptions::new(), name)
+            if let Err(e) = (server.remove)(&contract_options(self.info), name)
                 && !std::thread::panicking()
             {
                 panic!("{}: removing namespace {name} failed: {e}", self.info.name);
@@ -977,6 +983,27 @@ fn versions_and_stats_are_reported() {
             "leveldb" => &["num-files-at-level0", "approximate-memory-usage"],
             "redb" => &["entries", "tree_height", "stored_bytes"],
             "fjall" => &["journal_count", "l0_tables", "active_compactions"],
+            "redis" => &[
+                "instantaneous_ops_per_sec",
+                "total_commands_processed",
+                "used_memory",
+                "keyspace_hits",
+                "keyspace_misses",
+                "evicted_keys",
+                "connected_clients",
+                "reconnects",
+            ],
+            "postgres" => &[
+                "xact_commit",
+                "tup_inserted",
+                "tup_fetched",
+                "blks_hit",
+                "blks_read",
+                "checkpoints_timed",
+                "checkpoints_req",
+                "wal_bytes",
+                "reconnects",
+            ],
             _ => &[],
         };
         for r in required {

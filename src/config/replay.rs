@@ -126,7 +126,8 @@ pub fn render(plan: &Plan, outputs: &Outputs) -> Result<String, String> {
         let _ = writeln!(s, "\n[{}]", engine.name);
         for (k, v) in opts.iter() {
             check(k, v)?;
-            let _ = writeln!(s, "{k} = {v}");
+            // A password in a server URL is masked: it comes back from the environment.
+            let _ = writeln!(s, "{k} = {}", crate::engine::net::mask_password(v));
         }
     }
     Ok(s)

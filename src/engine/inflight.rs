@@ -171,7 +171,7 @@ impl<R> Future for Connection<'_, R> {
         let this = self.get_mut();
         // The context lives until this poll returns, which is before the connection
         // can run again: it is only read while the coroutine runs inside this call.
-        this.here.cx.set((cx as *mut Context<'_>).cast());
+        this.here.cx.set(ptr::from_mut(cx).cast::<Context<'static>>());
         let outer = CURRENT.with(|c| c.replace(&*this.here));
         let result = this.coroutine.resume(());
         CURRENT.with(|c| c.set(outer));

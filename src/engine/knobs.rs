@@ -36,6 +36,13 @@ pub trait KnobSet: Sync {
     /// Checks options without opening anything: unknown keys and bad values are
     /// refused with an [`OptionError`] naming the engine and the key.
     fn validate(&self, options: &EngineOptions) -> Result<(), OptionError>;
+
+    /// Options under which the engine keeps the whole contract, which the shared
+    /// conformance suite opens it with: the opt-ins some verbs need (Redis keeps no key
+    /// order without `index=zset`). Empty where the defaults already do.
+    fn contract(&self) -> EngineOptions {
+        EngineOptions::new()
+    }
 }
 
 /// One row of a knob table: a key, what it does, its default, and how its value is
@@ -62,6 +69,7 @@ pub struct KnobTable<S: 'static> {
     start: fn() -> S,
     rows: &'static [KnobDef<S>],
     check: Option<CrossCheck<S>>,
+    contract: &'static [(&'static str, &'static str)],
 }
 
 impl<S: 'static> KnobTable<S> {
@@ -73,7 +81,14 @@ impl<S: 'static> KnobTable<S> {
             start,
             rows,
             check: None,
+            contract: &[],
         }
+    }
+
+    /// The same table with the options the engine needs to keep the whole contract
+    /// ([`KnobSet::contract`]).
+    pub const fn with_contract(self, contract: &'static [(&'static str, &'static str)]) -> Self {
+        KnobTable { contract, ..self }
     }
 
     /// The same table with a check across knobs, run after every setter.
@@ -123,6 +138,14 @@ impl<S: 'static> KnobSet for KnobTable<S> {
 
     fn validate(&self, options: &EngineOptions) -> Result<(), OptionError> {
         self.parse(options).map(drop)
+    }
+
+    fn contract(&self) -> EngineOptions {
+        let mut o = EngineOptions::new();
+        for (k, v) in self.contract {
+            o.set(*k, *v);
+        }
+        o
     }
 }
 

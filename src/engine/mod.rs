@@ -18,6 +18,7 @@
 
 pub mod inflight;
 pub mod knobs;
+pub mod net;
 pub mod options;
 mod readbuf;
 pub mod sim;
@@ -31,8 +32,12 @@ pub mod fjall;
 pub mod leveldb;
 #[cfg(feature = "lmdb")]
 pub mod lmdb;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 #[cfg(feature = "redb")]
 pub mod redb;
+#[cfg(feature = "redis")]
+pub mod redis;
 #[cfg(feature = "rocksdb")]
 pub mod rocksdb;
 #[cfg(feature = "sqlite")]
@@ -522,6 +527,10 @@ pub fn registry() -> Vec<&'static EngineInfo> {
         &redb::INFO,
         #[cfg(feature = "fjall")]
         &fjall::INFO,
+        #[cfg(feature = "redis")]
+        &redis::INFO,
+        #[cfg(feature = "postgres")]
+        &postgres::INFO,
     ]
 }
 

@@ -1,0 +1,415 @@
+//! What the server engines share: the connection of a session that reconnects after a
+//! fault ([`Link`]), the per-operation timeout, the default server addresses from the
+//! environment, and the masking of passwords in server addresses.
+//!
+//! Faults are counted, never fatal to kvmark (ARCHITECTURE.md, promise 3): an
+//! operation that gets no reply within the timeout, or whose connection is refused or
+//! dropped, fails with a message naming the engine, the operation and the cause; its
+//! session drops the connection and opens a new one on a later operation. While the
+//! server stays away, attempts are spaced by a backoff that doubles up to a second (or
+//! the timeout, if shorter), and operations between two attempts fail at once, so no
+//! operation waits longer than the timeout and a run ends on its budget.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use tokio::runtime::{Handle, Id};
+use tokio::time::Instant;
+
+use super::inflight::block_on;
+use super::{EngineError, EngineResult, KnobValue, OptionError};
+
+/// The per-operation timeout when the `timeout` knob is not given.
+pub const DEFAULT_TIMEOUT: &str = "5s";
+
+/// The first wait before reconnecting; it doubles while connecting keeps failing.
+const MIN_BACKOFF: Duration = Duration::from_millis(10);
+/// The longest wait between two connection attempts (less when the timeout is shorter).
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+/// The value of environment variable `var` when it is set and not empty, else `default`.
+pub fn env_or(var: &str, default: &str) -> String {
+    std::env::var(var)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| default.to_string())
+}
+
+/// Parses a `timeout` knob: a positive duration with a unit ("5s", "250ms").
+pub fn parse_timeout(v: &KnobValue<'_>) -> Result<Duration, OptionError> {
+    match crate::clock::parse_duration_ns(v.text) {
+        Ok(0) => Err(v.refuse("the timeout must be above zero")),
+        Ok(ns) => Ok(Duration::from_nanos(ns)),
+        Err(e) => Err(v.refuse(e)),
+    }
+}
+
+/// `text` with every password replaced by `***`: the password of a URL's user
+/// (`redis://user:secret@host`) and a `password=` parameter (in a URL's query or a
+/// PostgreSQL `key=value` connection string). Server addresses are shown this way in
+/// messages, `kvmark engines` and reports, so credentials given through the
+/// environment or on the command line never reach a report.
+pub fn mask_password(text: &str) -> Cow<'_, str> {
+    let mut out = Cow::Borrowed(text);
+    if let Some(scheme_end) = text.find("://") {
+        let rest = &text[scheme_end + 3..];
+        let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+        if let Some(at) = authority.rfind('@')
+            && let Some(colon) = authority[..at].find(':')
+        {
+            let start = scheme_end + 3 + colon + 1;
+            let end = scheme_end + 3 + at;
+            if start < end {
+                out = Cow::Owned(format!("{}***{}", &text[..start], &text[end..]));
+            }
+        }
+    }
+    if out.contains("password=") {
+        let mut masked = String::with_capacity(out.len());
+        let mut rest: &str = &out;
+        while let Some(i) = rest.find("password=") {
+            let value = i + "password=".len();
+            masked.push_str(&rest[..value]);
+            let end = rest[value..]
+                .find(['&', ' ', '\t', '#'])
+                .map_or(rest.len(), |e| value + e);
+            if end > value {
+                masked.push_str("***");
+            }
+            rest = &rest[end..];
+        }
+        masked.push_str(rest);
+        out = Cow::Owned(masked);
+    }
+    out
+}
+
+/// How a server engine connects, and what its errors mean.
+pub trait Connector {
+    /// One open connection.
+    type Conn;
+    /// The client library's error.
+    type Error: fmt::Display;
+    /// The engine's name, for messages.
+    const ENGINE: &'static str;
+    /// The server's address with its password masked, for messages.
+    fn address(&self) -> String;
+    /// Opens a connection (the caller bounds it by the timeout).
+    fn connect(&self) -> impl Future<Output = Result<Self::Conn, Self::Error>>;
+    /// What `e`, returned by an operation on `conn`, says about the connection.
+    fn fault(&self, conn: &Self::Conn, e: &Self::Error) -> Fault;
+}
+
+/// What an operation's error says about its connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The server refused this operation; the connection is fine.
+    Refused,
+    /// A transient conflict (a deadlock, a busy server): the harness retries.
+    Busy,
+    /// The connection is gone or unusable: it is dropped and opened again later.
+    Broken,
+}
+
+/// Counters shared by the sessions of one store, shown in `Store::stats()`.
+#[derive(Debug, Default)]
+pub struct LinkStats {
+    /// Connections opened again after a fault.
+    pub reconnects: AtomicU64,
+    /// Connection attempts that failed.
+    pub connect_failures: AtomicU64,
+    /// Operations that got no reply within the timeout.
+    pub timeouts: AtomicU64,
+}
+
+impl LinkStats {
+    /// The counters as timeline statistics.
+    pub fn report(&self, out: &mut Vec<(String, f64)>) {
+        for (name, n) in [
+            ("reconnects", &self.reconnects),
+            ("connect_failures", &self.connect_failures),
+            ("timeouts", &self.timeouts),
+        ] {
+            out.push((name.to_string(), n.load(Ordering::Relaxed) as f64));
+        }
+    }
+}
+
+/// One session's connection: opened on the runtime that runs the session's
+/// operations, dropped after a fault and opened again, with backoff, by a later
+/// operation.
+pub struct Link<C: Connector> {
+    connector: C,
+    conn: Option<(C::Conn, Id)>,
+    timeout: Duration,
+    /// While the server stays away: when the next attempt may start, and why the last
+    /// one failed.
+    retry: Option<(Instant, String)>,
+    backoff: Duration,
+    /// True once a connection was lost, so the next one counts as a reconnection.
+    lost: bool,
+    stats: std::sync::Arc<LinkStats>,
+}
+
+impl<C: Connector> Link<C> {
+    /// A link that connects now (so a server that is away fails the session at once).
+    pub fn open(connector: C, timeout: Duration, stats: std::sync::Arc<LinkStats>) -> EngineResult<Self> {
+        let mut link = Link {
+            connector,
+            conn: None,
+            timeout,
+            retry: None,
+            backoff: MIN_BACKOFF,
+            lost: false,
+            stats,
+        };
+        block_on(async {
+            let deadline = Instant::now() + link.timeout;
+            link.connect(deadline).await.map(drop)
+        })
+        .map_err(|why| EngineError::other(format!("engine {}: {why}", C::ENGINE)))?;
+        Ok(link)
+    }
+
+    /// The connector, for what it keeps besides the connection.
+    pub fn connector(&self) -> &C {
+        &self.connector
+    }
+
+    /// Runs operation `op` (named in errors) on the connection, connecting first when
+    /// there is none, all within the timeout.
+    pub fn run<T>(
+        &mut self,
+        op: &str,
+        f: impl AsyncFnOnce(&C, &mut C::Conn) -> Result<T, C::Error>,
+    ) -> EngineResult<T> {
+        block_on(async {
+            let deadline = Instant::now() + self.timeout;
+            let fail = |why: fmt::Arguments<'_>| EngineError::other(format!("engine {}: {op}: {why}", C::ENGINE));
+            if let Err(why) = self.connect(deadline).await {
+                return Err(fail(format_args!("{why}")));
+            }
+            let Some((conn, _)) = self.conn.as_mut() else {
+                unreachable!("connect succeeded")
+            };
+            match tokio::time::timeout_at(deadline, f(&self.connector, conn)).await {
+                Ok(Ok(v)) => Ok(v),
+                Ok(Err(e)) => match self.connector.fault(conn, &e) {
+                    Fault::Refused => Err(fail(format_args!("{e}"))),
+                    Fault::Busy => Err(EngineError::busy(format!("engine {}: {op}: {e}", C::ENGINE))),
+                    Fault::Broken => {
+                        let err = fail(format_args!(
+                            "{e} (connection to {} lost; reconnecting)",
+                            self.connector.address()
+                        ));
+                        self.drop_conn();
+                        Err(err)
+                    }
+                },
+                Err(_) => {
+                    self.stats.timeouts.fetch_add(1, Ordering::Relaxed);
+                    self.drop_conn();
+                    Err(fail(format_args!(
+                        "no reply from {} within the timeout of {:?}; the connection is dropped and opened again",
+                        self.connector.address(),
+                        self.timeout
+                    )))
+                }
+            }
+        })
+    }
+
+    fn drop_conn(&mut self) {
+        self.conn = None;
+        self.lost = true;
+    }
+
+    /// Makes sure there is a connection made on the runtime running now (a session
+    /// handed to another thread connects again there: a connection's socket belongs
+    /// to the runtime that opened it). Fails at once while the backoff runs.
+    async fn connect(&mut self, deadline: Instant) -> Result<&mut C::Conn, String> {
+        let here = Handle::current().id();
+        if self.conn.as_ref().is_some_and(|(_, rt)| *rt != here) {
+            self.conn = None;
+        }
+        if self.conn.is_none() {
+            // While the server stays away, operations fail at once until the next
+            // attempt is due: a run with an operation budget ends promptly, and one
+            // with a time budget ends on time.
+            if let Some((at, why)) = &self.retry
+                && Instant::now() < *at
+            {
+                return Err(format!(
+                    "cannot connect to {} ({why}); next attempt in {:?}",
+                    self.connector.address(),
+                    at.saturating_duration_since(Instant::now())
+                ));
+            }
+            let attempt = tokio::time::timeout_at(deadline, self.connector.connect()).await;
+            match attempt {
+                Ok(Ok(conn)) => {
+                    if std::mem::take(&mut self.lost) {
+                        self.stats.reconnects.fetch_add(1, Ordering::Relaxed);
+                    }
+                    self.retry = None;
+                    self.backoff = MIN_BACKOFF;
+                    self.conn = Some((conn, here));
+                }
+                Ok(Err(e)) => return Err(self.failed(e.to_string())),
+                Err(_) => return Err(self.failed(format!("no answer within {:?}", self.timeout))),
+            }
+        }
+        Ok(&mut self.conn.as_mut().expect("connected").0)
+    }
+
+    /// Records a failed attempt and schedules the next one.
+    fn failed(&mut self, why: String) -> String {
+        self.stats.connect_failures.fetch_add(1, Ordering::Relaxed);
+        self.lost = true;
+        let message = format!("cannot connect to {}: {why}", self.connector.address());
+        self.retry = Some((Instant::now() + self.backoff, why));
+        self.backoff = (self.backoff * 2).min(MAX_BACKOFF).min(self.timeout);
+        message
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::sync::Arc;
+
+    /// A server that answers, or not, as the test says: connections are numbered.
+    #[derive(Default)]
+    struct Fake {
+        connects: Cell<u32>,
+        refuse: Cell<bool>,
+    }
+
+    impl Connector for &Fake {
+        type Conn = u32;
+        type Error = String;
+        const ENGINE: &'static str = "fake";
+
+        fn address(&self) -> String {
+            "fake://127.0.0.1:1".to_string()
+        }
+
+        async fn connect(&self) -> Result<u32, String> {
+            if self.refuse.get() {
+                return Err("connection refused".to_string());
+            }
+            self.connects.set(self.connects.get() + 1);
+            Ok(self.connects.get())
+        }
+
+        fn fault(&self, _: &u32, e: &String) -> Fault {
+            if e == "broken" { Fault::Broken } else { Fault::Refused }
+        }
+    }
+
+    #[test]
+    fn faults_fail_the_operation_and_the_session_reconnects_with_backoff() {
+        let fake = Fake::default();
+        let stats = Arc::new(LinkStats::default());
+        let timeout = Duration::from_millis(50);
+        let mut link = Link::open(&fake, timeout, stats.clone()).unwrap();
+        let which = async |_: &&Fake, c: &mut u32| Ok::<u32, String>(*c);
+        assert_eq!(link.run("get", which).ok(), Some(1));
+
+        // No reply: the operation ends at the timeout and the connection is dropped.
+        let start = std::time::Instant::now();
+        let e = link
+            .run("get", async |_, _| {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                Ok::<(), String>(())
+            })
+            .unwrap_err();
+        assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+        assert!(
+            e.message
+                .starts_with("engine fake: get: no reply from fake://127.0.0.1:1 within"),
+            "{e}"
+        );
+        assert_eq!(stats.timeouts.load(Ordering::Relaxed), 1);
+        assert_eq!(link.run("get", which).ok(), Some(2), "a new connection");
+        assert_eq!(stats.reconnects.load(Ordering::Relaxed), 1);
+
+        // A refusal keeps the connection; a broken connection is replaced.
+        let e = link
+            .run("put", async |_, _| Err::<(), _>("WRONGTYPE".to_string()))
+            .unwrap_err();
+        assert_eq!(e.message, "engine fake: put: WRONGTYPE");
+        assert_eq!(link.run("get", which).ok(), Some(2));
+        let e = link
+            .run("put", async |_, _| Err::<(), _>("broken".to_string()))
+            .unwrap_err();
+        assert!(e.message.contains("connection to fake://127.0.0.1:1 lost"), "{e}");
+
+        // While the server is away: a failed attempt, then failures at once until the
+        // backoff has passed, then a new attempt.
+        fake.refuse.set(true);
+        let e = link.run("get", which).unwrap_err();
+        assert!(
+            e.message
+                .contains("cannot connect to fake://127.0.0.1:1: connection refused"),
+            "{e}"
+        );
+        let e = link.run("get", which).unwrap_err();
+        assert!(e.message.contains("next attempt in"), "{e}");
+        assert_eq!(
+            stats.connect_failures.load(Ordering::Relaxed),
+            1,
+            "no attempt during the backoff"
+        );
+        fake.refuse.set(false);
+        std::thread::sleep(MIN_BACKOFF * 2);
+        assert_eq!(link.run("get", which).ok(), Some(3));
+        assert_eq!(stats.reconnects.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn timeouts_are_positive_durations() {
+        let v = |text| KnobValue {
+            engine: "fake",
+            key: "timeout",
+            text,
+        };
+        assert_eq!(parse_timeout(&v("250ms")), Ok(Duration::from_millis(250)));
+        assert!(parse_timeout(&v("0s")).unwrap_err().message.contains("above zero"));
+        assert!(parse_timeout(&v("5")).is_err());
+    }
+
+    #[test]
+    fn passwords_are_masked_in_urls_and_connection_strings() {
+        let cases = [
+            ("redis://127.0.0.1:6379", "redis://127.0.0.1:6379"),
+            ("redis://:s3cret@127.0.0.1:6379/0", "redis://:***@127.0.0.1:6379/0"),
+            ("redis://user:p@ss@host/1", "redis://user:***@host/1"),
+            ("postgres://kvmark@127.0.0.1/db", "postgres://kvmark@127.0.0.1/db"),
+            (
+                "postgres://kv:pw@h:5/db?sslmode=off",
+                "postgres://kv:***@h:5/db?sslmode=off",
+            ),
+            (
+                "postgres://kv@h/db?password=pw&x=1",
+                "postgres://kv@h/db?password=***&x=1",
+            ),
+            (
+                "host=h user=u password=pw dbname=d",
+                "host=h user=u password=*** dbname=d",
+            ),
+            (
+                "--engine-opt=redis.url=redis://a:b@c",
+                "--engine-opt=redis.url=redis://a:***@c",
+            ),
+            ("plain text", "plain text"),
+        ];
+        for (given, shown) in cases {
+            assert_eq!(mask_password(given), shown, "{given}");
+        }
+    }
+}

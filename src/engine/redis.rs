@@ -1,0 +1,647 @@
+//! `redis`: a Redis server (or a server speaking its protocol) through the `redis`
+//! crate, one connection per session.
+//!
+//! A store is a key prefix on the server: every key of a store named `NS` (a name
+//! from `fresh_namespace`) is written as `NS:KEY`. Removing the store (after it
+//! closes, unless `--keep-data`) deletes every key matching `NS:*` by SCAN and UNLINK,
+//! and the index below.
+//!
+//! Verb mapping: `get` GET, `put` SET, `del` DEL (whose count tells whether the key
+//! existed), `mget` MGET, `mput` MSET (atomic), `mdel` one DEL, `append` a server-side
+//! script that checks the value cap and APPENDs in one atomic step.
+//!
+//! Redis keeps no key order, so `range`, `scan` and `delete_range` need the opt-in
+//! `index=zset`: a sorted set `NS` (score 0, members the keys, which ZRANGEBYLEX orders
+//! bytewise as the contract does), kept in step with every write atomically (MULTI/EXEC
+//! or inside the script). A range is one script: ZRANGEBYLEX with LIMIT, then the
+//! values. Without the index these verbs fail at once, naming the option.
+//!
+//! Sessions use the crate's async connection and wait through
+//! [`inflight::block_on`](super::inflight::block_on), so many connections of one worker
+//! thread (`--connections`) keep requests in flight together. Opening, removing,
+//! probing and statistics use the crate's blocking connection.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use redis::aio::MultiplexedConnection;
+use redis::{AsyncConnectionConfig, Client, Cmd, RedisError, Script, Value};
+
+use super::net::{self, Connector, Fault, Link, LinkStats};
+use super::{
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, KnobDef, KnobTable,
+    OpenRequest, OptionError, ReadBuf, Rows, ScanFn, ServerKind, Session, StorageKind, Store, Values,
+};
+
+/// Registry entry.
+pub static INFO: EngineInfo = EngineInfo {
+    name: ENGINE,
+    storage: StorageKind::Server(&SERVER),
+    description: "a Redis server (redis crate): GET/SET/DEL/MGET/MSET on a key prefix; ranges with index=zset",
+    append: AppendMethod::ReadModifyWrite,
+    del_reports_existence: true,
+    atomic_batches: true,
+    version,
+    knobs: &KNOBS,
+    open,
+};
+
+const ENGINE: &str = "redis";
+/// Where the default server address comes from.
+pub const URL_ENV: &str = "KVMARK_REDIS_URL";
+const DEFAULT_URL: &str = "redis://127.0.0.1:6379";
+const INDEXES: &[&str] = &["none", "zset"];
+
+static SERVER: ServerKind = ServerKind {
+    namespace: "key prefix",
+    address: |o| net::mask_password(&settings_or_default(o).url).into_owned(),
+    probe: |o| {
+        let s = KNOBS.parse(o).map_err(|e| e.message)?;
+        let mut conn = admin_connection(&s).map_err(|e| e.to_string())?;
+        redis::cmd("PING")
+            .query::<String>(&mut conn)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    },
+    remove,
+};
+
+#[derive(Debug, Clone)]
+struct Settings {
+    url: String,
+    index: bool,
+    timeout: Duration,
+}
+
+fn default_url() -> String {
+    net::env_or(URL_ENV, DEFAULT_URL)
+}
+
+/// The settings `o` ask for, or the defaults when they are refused (for messages).
+fn settings_or_default(o: &EngineOptions) -> Settings {
+    KNOBS.parse(o).unwrap_or_else(|_| (KNOBS_START)())
+}
+
+const KNOBS_START: fn() -> Settings = || Settings {
+    url: default_url(),
+    index: false,
+    timeout: Duration::from_secs(5),
+};
+
+static KNOBS: KnobTable<Settings> = KnobTable::new(
+    ENGINE,
+    KNOBS_START,
+    &[
+        KnobDef {
+            name: "url",
+            help: "the server, redis://[:PASSWORD@]HOST:PORT[/DB] (default: $KVMARK_REDIS_URL, else redis://127.0.0.1:6379; passwords are masked wherever it is shown)",
+            default: || net::mask_password(&default_url()).into_owned(),
+            set: |s, v| match Client::open(v.text) {
+                Ok(_) => {
+                    s.url = v.text.to_string();
+                    Ok(())
+                }
+                Err(e) => Err(OptionError::bad_value(
+                    ENGINE,
+                    v.key,
+                    &net::mask_password(v.text),
+                    format_args!("not a Redis URL ({e}); expected redis://HOST:PORT"),
+                )),
+            },
+        },
+        KnobDef {
+            name: "index",
+            help: "none, or zset: a sorted set of the keys, kept in step with every write, that range, scan and delete_range need",
+            default: || "none".to_string(),
+            set: |s, v| v.choice(INDEXES).map(|c| s.index = c == "zset"),
+        },
+        KnobDef {
+            name: "timeout",
+            help: "longest wait for one operation's reply (connecting included); past it the operation fails and the session reconnects",
+            default: || net::DEFAULT_TIMEOUT.to_string(),
+            set: |s, v| net::parse_timeout(v).map(|t| s.timeout = t),
+        },
+    ],
+)
+.with_contract(&[("index", "zset")]);
+
+/// A blocking connection for work outside sessions, bounded by the timeout.
+fn admin_connection(s: &Settings) -> Result<redis::Connection, RedisError> {
+    let conn = Client::open(s.url.as_str())?.get_connection_with_timeout(s.timeout)?;
+    conn.set_read_timeout(Some(s.timeout))?;
+    conn.set_write_timeout(Some(s.timeout))?;
+    Ok(conn)
+}
+
+/// "engine redis: WHAT: ERROR".
+fn admin_err(what: &str, e: impl std::fmt::Display) -> EngineError {
+    EngineError::other(format!("engine {ENGINE}: {what}: {e}"))
+}
+
+/// Deletes every key of namespace `name` and its index.
+fn remove(o: &EngineOptions, name: &str) -> EngineResult<()> {
+    let s = KNOBS.parse(o)?;
+    let what = format!("removing key prefix {name}: at {}", net::mask_password(&s.url));
+    let mut conn = admin_connection(&s).map_err(|e| admin_err(&what, e))?;
+    let pattern = format!("{name}:*");
+    let mut cursor = 0u64;
+    loop {
+        let (next, keys): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(&pattern)
+            .arg("COUNT")
+            .arg(1000)
+            .query(&mut conn)
+            .map_err(|e| admin_err(&what, e))?;
+        if !keys.is_empty() {
+            redis::cmd("UNLINK")
+                .arg(&keys)
+                .exec(&mut conn)
+                .map_err(|e| admin_err(&what, e))?;
+        }
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+    }
+    redis::cmd("UNLINK")
+        .arg(name)
+        .exec(&mut conn)
+        .map_err(|e| admin_err(&what, e))
+}
+
+/// Appends under the cap and keeps the index: KEYS[1] the key, KEYS[2] the index (when
+/// there is one); ARGV[1] the suffix, ARGV[2] the cap (-1: none), ARGV[3] the member.
+const APPEND_LUA: &str = r"
+local cap = tonumber(ARGV[2])
+if cap >= 0 and redis.call('STRLEN', KEYS[1]) + string.len(ARGV[1]) > cap then return 0 end
+redis.call('APPEND', KEYS[1], ARGV[1])
+if KEYS[2] then redis.call('ZADD', KEYS[2], 0, ARGV[3]) end
+return 1";
+
+/// Rows of a range: KEYS[1] the index; ARGV[1] '[lo', ARGV[2] '(hi', ARGV[3] the limit
+/// (-1: none), ARGV[4] the prefix. Returns key, value, key, value...
+const RANGE_LUA: &str = r"
+local ks = redis.call('ZRANGEBYLEX', KEYS[1], ARGV[1], ARGV[2], 'LIMIT', 0, ARGV[3])
+local out = {}
+for _, k in ipairs(ks) do
+  local v = redis.call('GET', ARGV[4] .. k)
+  if v then out[#out + 1] = k; out[#out + 1] = v end
+end
+return out";
+
+/// Deletes a range: KEYS[1] the index; ARGV[1] '[lo', ARGV[2] '(hi', ARGV[3] the prefix.
+const DELETE_RANGE_LUA: &str = r"
+local ks = redis.call('ZRANGEBYLEX', KEYS[1], ARGV[1], ARGV[2])
+for i = 1, #ks, 1000 do
+  local batch = {}
+  for j = i, math.min(i + 999, #ks) do batch[#batch + 1] = ARGV[3] .. ks[j] end
+  redis.call('DEL', unpack(batch))
+end
+redis.call('ZREMRANGEBYLEX', KEYS[1], ARGV[1], ARGV[2])
+return #ks";
+
+/// What every session of one store shares.
+struct Shared {
+    settings: Settings,
+    client: Client,
+    /// `NS:`, put before every key.
+    prefix: Vec<u8>,
+    /// `NS`: the sorted set of keys (with `index=zset`).
+    index: Vec<u8>,
+    cap: Option<u64>,
+    append: Script,
+    range: Script,
+    delete_range: Script,
+    links: Arc<LinkStats>,
+}
+
+fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
+    let name = req.namespace(ENGINE)?;
+    let settings = KNOBS.parse(req.options)?;
+    let client = Client::open(settings.url.as_str()).map_err(|e| admin_err("url", e))?;
+    // The namespace needs no creating: connecting checks the server answers.
+    let admin = admin_connection(&settings)
+        .map_err(|e| admin_err(&format!("cannot connect to {}", net::mask_password(&settings.url)), e))?;
+    Ok(Box::new(RedisStore {
+        shared: Arc::new(Shared {
+            settings,
+            client,
+            prefix: format!("{name}:").into_bytes(),
+            index: name.as_bytes().to_vec(),
+            cap: req.max_value_bytes,
+            append: Script::new(APPEND_LUA),
+            range: Script::new(RANGE_LUA),
+            delete_range: Script::new(DELETE_RANGE_LUA),
+            links: Arc::default(),
+        }),
+        admin: Mutex::new(Some(admin)),
+    }))
+}
+
+struct RedisStore {
+    shared: Arc<Shared>,
+    /// The sampler's connection for INFO; None after it failed, until it reconnects.
+    admin: Mutex<Option<redis::Connection>>,
+}
+
+/// The INFO fields reported in the timeline.
+const INFO_FIELDS: &[&str] = &[
+    "instantaneous_ops_per_sec",
+    "total_commands_processed",
+    "used_memory",
+    "keyspace_hits",
+    "keyspace_misses",
+    "evicted_keys",
+    "connected_clients",
+];
+
+impl Store for RedisStore {
+    fn session(&self) -> EngineResult<Box<dyn Session>> {
+        let s = &self.shared;
+        let connector = RedisConnector {
+            client: s.client.clone(),
+            address: net::mask_password(&s.settings.url).into_owned(),
+        };
+        Ok(Box::new(RedisSession {
+            link: Link::open(connector, s.settings.timeout, s.links.clone())?,
+            shared: s.clone(),
+            cmd: Cmd::new(),
+            key: Vec::new(),
+        }))
+    }
+
+    fn stats(&self) -> Vec<(String, f64)> {
+        let mut out = Vec::new();
+        if let Ok(mut admin) = self.admin.lock() {
+            if admin.is_none() {
+                *admin = admin_connection(&self.shared.settings).ok();
+            }
+            let info = admin
+                .as_mut()
+                .map(|c| redis::cmd("INFO").query::<String>(c))
+                .transpose();
+            match info {
+                Ok(Some(info)) => {
+                    for line in info.lines() {
+                        if let Some((k, v)) = line.split_once(':')
+                            && INFO_FIELDS.contains(&k)
+                            && let Ok(v) = v.trim().parse::<f64>()
+                        {
+                            out.push((k.to_string(), v));
+                        }
+                    }
+                }
+                Ok(None) => {}
+                Err(_) => *admin = None,
+            }
+        }
+        self.shared.links.report(&mut out);
+        out
+    }
+
+    fn close(self: Box<Self>) -> EngineResult<()> {
+        super::unshare(ENGINE, self.shared).map(drop)
+    }
+}
+
+struct RedisConnector {
+    client: Client,
+    address: String,
+}
+
+impl Connector for RedisConnector {
+    type Conn = MultiplexedConnection;
+    type Error = RedisError;
+    const ENGINE: &'static str = ENGINE;
+
+    fn address(&self) -> String {
+        self.address.clone()
+    }
+
+    async fn connect(&self) -> Result<MultiplexedConnection, RedisError> {
+        // kvmark bounds each operation itself (the timeout knob).
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(None)
+            .set_response_timeout(None);
+        self.client.get_multiplexed_async_connection_with_config(&config).await
+    }
+
+    fn fault(&self, _: &MultiplexedConnection, e: &RedisError) -> Fault {
+        if e.is_io_error() || e.is_connection_dropped() || e.is_unrecoverable_error() {
+            Fault::Broken
+        } else if matches!(
+            e.kind(),
+            redis::ErrorKind::Server(redis::ServerErrorKind::BusyLoading | redis::ServerErrorKind::TryAgain)
+        ) {
+            Fault::Busy
+        } else {
+            Fault::Refused
+        }
+    }
+}
+
+struct RedisSession {
+    link: Link<RedisConnector>,
+    shared: Arc<Shared>,
+    /// Reused for the single-key commands.
+    cmd: Cmd,
+    /// Scratch for one prefixed key.
+    key: Vec<u8>,
+}
+
+/// A reply that is not what the command returns.
+fn unexpected(op: &str, v: &Value) -> EngineError {
+    EngineError::other(format!("engine {ENGINE}: {op}: unexpected reply {v:?}"))
+}
+
+impl RedisSession {
+    /// `prefix + key` in the scratch buffer.
+    fn prefixed(&mut self, key: &[u8]) -> &[u8] {
+        self.key.clear();
+        self.key.extend_from_slice(&self.shared.prefix);
+        self.key.extend_from_slice(key);
+        &self.key
+    }
+
+    /// Sends the command in `self.cmd`.
+    fn send(&mut self, op: &str) -> EngineResult<Value> {
+        let cmd = &self.cmd;
+        self.link.run(op, async |_, c| c.send_packed_command(cmd).await)
+    }
+
+    /// Sends `pipe` (MULTI/EXEC when it is atomic).
+    fn send_pipe(&mut self, op: &str, pipe: &redis::Pipeline) -> EngineResult<Value> {
+        self.link.run(op, async |_, c| pipe.query_async::<Value>(c).await)
+    }
+
+    /// Runs `inv`.
+    fn invoke(&mut self, op: &str, inv: &redis::ScriptInvocation<'_>) -> EngineResult<Value> {
+        self.link.run(op, async |_, c| inv.invoke_async::<Value>(c).await)
+    }
+
+    /// Fails at once unless the store keeps the ordered index.
+    fn need_index(&self, op: &str) -> EngineResult<()> {
+        match self.shared.settings.index {
+            true => Ok(()),
+            false => Err(EngineError::other(format!(
+                "engine {ENGINE}: {op} needs the ordered key index, which Redis does not keep by itself: \
+                 set index=zset (--engine-opt redis.index=zset)"
+            ))),
+        }
+    }
+
+    /// ZRANGEBYLEX bounds for `lo <= key < hi`.
+    fn bounds(lo: &[u8], hi: &[u8]) -> (Vec<u8>, Vec<u8>) {
+        let mut l = Vec::with_capacity(lo.len() + 1);
+        l.push(b'[');
+        l.extend_from_slice(lo);
+        let mut h = Vec::with_capacity(hi.len() + 1);
+        h.push(b'(');
+        h.extend_from_slice(hi);
+        (l, h)
+    }
+
+    /// Rows `lo <= key < hi`, at most `limit` (0: all), as the script returns them.
+    fn rows(&mut self, op: &str, lo: &[u8], hi: &[u8], limit: usize) -> EngineResult<Vec<Value>> {
+        self.need_index(op)?;
+        if lo >= hi {
+            return Ok(Vec::new());
+        }
+        let (l, h) = Self::bounds(lo, hi);
+        let limit: i64 = if limit == 0 { -1 } else { limit as i64 };
+        let shared = self.shared.clone();
+        let mut inv = shared.range.prepare_invoke();
+        inv.key(&shared.index[..])
+            .arg(l)
+            .arg(h)
+            .arg(limit)
+            .arg(&shared.prefix[..]);
+        match self.invoke(op, &inv)? {
+            Value::Array(items) if items.len() % 2 == 0 => Ok(items),
+            other => Err(unexpected(op, &other)),
+        }
+    }
+}
+
+/// The bytes of a bulk string reply.
+fn bulk<'v>(op: &str, v: &'v Value) -> EngineResult<&'v [u8]> {
+    match v {
+        Value::BulkString(b) => Ok(b),
+        other => Err(unexpected(op, other)),
+    }
+}
+
+impl Session for RedisSession {
+    fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
+        if self.shared.settings.index {
+            let mut pipe = redis::pipe();
+            pipe.atomic()
+                .cmd("SET")
+                .arg(self.prefixed(key))
+                .arg(val)
+                .ignore()
+                .cmd("ZADD")
+                .arg(&self.shared.index[..])
+                .arg(0)
+                .arg(key)
+                .ignore();
+            return self.send_pipe("put", &pipe).map(drop);
+        }
+        self.cmd.clear();
+        self.cmd.arg("SET");
+        self.key.clear();
+        self.key.extend_from_slice(&self.shared.prefix);
+        self.key.extend_from_slice(key);
+        self.cmd.arg(&self.key[..]).arg(val);
+        match self.send("put")? {
+            Value::Okay => Ok(()),
+            other => Err(unexpected("put", &other)),
+        }
+    }
+
+    fn get(&mut self, key: &[u8], out: &mut ReadBuf) -> EngineResult<bool> {
+        self.cmd.clear();
+        self.cmd.arg("GET");
+        self.key.clear();
+        self.key.extend_from_slice(&self.shared.prefix);
+        self.key.extend_from_slice(key);
+        self.cmd.arg(&self.key[..]);
+        match self.send("get")? {
+            Value::BulkString(v) => {
+                out.set(&v);
+                Ok(true)
+            }
+            Value::Nil => Ok(false),
+            other => Err(unexpected("get", &other)),
+        }
+    }
+
+    fn del(&mut self, key: &[u8]) -> EngineResult<Existed> {
+        let reply = if self.shared.settings.index {
+            let mut pipe = redis::pipe();
+            pipe.atomic()
+                .cmd("DEL")
+                .arg(self.prefixed(key))
+                .cmd("ZREM")
+                .arg(&self.shared.index[..])
+                .arg(key)
+                .ignore();
+            match self.send_pipe("del", &pipe)? {
+                Value::Array(mut v) if v.len() == 1 => v.pop().unwrap_or(Value::Nil),
+                other => return Err(unexpected("del", &other)),
+            }
+        } else {
+            self.cmd.clear();
+            self.cmd.arg("DEL");
+            self.key.clear();
+            self.key.extend_from_slice(&self.shared.prefix);
+            self.key.extend_from_slice(key);
+            self.cmd.arg(&self.key[..]);
+            self.send("del")?
+        };
+        match reply {
+            Value::Int(n) => Ok(if n > 0 { Existed::Yes } else { Existed::No }),
+            other => Err(unexpected("del", &other)),
+        }
+    }
+
+    fn scan(&mut self, lo: &[u8], hi: &[u8], limit: usize, f: &mut ScanFn<'_>) -> EngineResult<usize> {
+        let items = self.rows("scan", lo, hi, limit)?;
+        let mut n = 0;
+        for pair in items.chunks_exact(2) {
+            n += 1;
+            if f(bulk("scan", &pair[0])?, bulk("scan", &pair[1])?) {
+                break;
+            }
+        }
+        Ok(n)
+    }
+
+    fn range(&mut self, lo: &[u8], hi: &[u8], limit: usize, out: &mut Rows) -> EngineResult<()> {
+        out.clear();
+        let items = self.rows("range", lo, hi, limit)?;
+        for pair in items.chunks_exact(2) {
+            out.push(bulk("range", &pair[0])?, bulk("range", &pair[1])?);
+        }
+        Ok(())
+    }
+
+    fn mget(&mut self, keys: &[&[u8]], out: &mut Values) -> EngineResult<()> {
+        out.clear();
+        if keys.is_empty() {
+            return Ok(());
+        }
+        self.cmd.clear();
+        self.cmd.arg("MGET");
+        for key in keys {
+            self.key.clear();
+            self.key.extend_from_slice(&self.shared.prefix);
+            self.key.extend_from_slice(key);
+            self.cmd.arg(&self.key[..]);
+        }
+        match self.send("mget")? {
+            Value::Array(values) if values.len() == keys.len() => {
+                for v in &values {
+                    match v {
+                        Value::BulkString(b) => out.push_hit(b),
+                        Value::Nil => out.push_miss(),
+                        other => return Err(unexpected("mget", other)),
+                    }
+                }
+                Ok(())
+            }
+            other => Err(unexpected("mget", &other)),
+        }
+    }
+
+    fn mput(&mut self, pairs: &[(&[u8], &[u8])]) -> EngineResult<()> {
+        if pairs.is_empty() {
+            return Ok(());
+        }
+        let mut mset = Cmd::new();
+        mset.arg("MSET");
+        for (k, v) in pairs {
+            mset.arg(self.prefixed(k)).arg(*v);
+        }
+        if !self.shared.settings.index {
+            self.cmd = mset;
+            return self.send("mput").map(drop);
+        }
+        let mut zadd = Cmd::new();
+        zadd.arg("ZADD").arg(&self.shared.index[..]);
+        for (k, _) in pairs {
+            zadd.arg(0).arg(*k);
+        }
+        let mut pipe = redis::pipe();
+        pipe.atomic().add_command(mset).ignore().add_command(zadd).ignore();
+        self.send_pipe("mput", &pipe).map(drop)
+    }
+
+    fn mdel(&mut self, keys: &[&[u8]]) -> EngineResult<Option<usize>> {
+        if keys.is_empty() {
+            return Ok(Some(0));
+        }
+        let mut del = Cmd::new();
+        del.arg("DEL");
+        for k in keys {
+            del.arg(self.prefixed(k));
+        }
+        let reply = if self.shared.settings.index {
+            let mut zrem = Cmd::new();
+            zrem.arg("ZREM").arg(&self.shared.index[..]);
+            for k in keys {
+                zrem.arg(*k);
+            }
+            let mut pipe = redis::pipe();
+            pipe.atomic().add_command(del).add_command(zrem).ignore();
+            match self.send_pipe("mdel", &pipe)? {
+                Value::Array(mut v) if v.len() == 1 => v.pop().unwrap_or(Value::Nil),
+                other => return Err(unexpected("mdel", &other)),
+            }
+        } else {
+            self.cmd = del;
+            self.send("mdel")?
+        };
+        match reply {
+            Value::Int(n) => Ok(Some(n.max(0) as usize)),
+            other => Err(unexpected("mdel", &other)),
+        }
+    }
+
+    fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
+        let cap: i64 = self.shared.cap.map_or(-1, |c| i64::try_from(c).unwrap_or(i64::MAX));
+        let shared = self.shared.clone();
+        let mut inv = shared.append.prepare_invoke();
+        inv.key(self.prefixed(key));
+        if shared.settings.index {
+            inv.key(&shared.index[..]);
+        }
+        inv.arg(suffix).arg(cap).arg(key);
+        match self.invoke("append", &inv)? {
+            Value::Int(1) => Ok(Appended::Yes),
+            Value::Int(0) => Ok(Appended::Skipped),
+            other => Err(unexpected("append", &other)),
+        }
+    }
+
+    fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {
+        self.need_index("delete_range")?;
+        if lo >= hi {
+            return Ok(());
+        }
+        let (l, h) = Self::bounds(lo, hi);
+        let shared = self.shared.clone();
+        let mut inv = shared.delete_range.prepare_invoke();
+        inv.key(&shared.index[..]).arg(l).arg(h).arg(&shared.prefix[..]);
+        self.invoke("delete_range", &inv).map(drop)
+    }
+}
+
+fn version() -> String {
+    format!(
+        "{} (client; the server's version is in its INFO)",
+        super::versions::crate_version("redis")
+    )
+}

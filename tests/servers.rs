@@ -1,0 +1,364 @@
+//! The server engines (`redis`, `postgres`) through the real binary: a workload on
+//! each with its counts, server statistics in the timeline, namespaces removed after a
+//! run and kept with `--keep-data`, a refused range without Redis's index, and a
+//! server stopped in the middle of a run: counted errors, a message naming the
+//! engine, exit status 1, and an end on time.
+//!
+//! They use the servers the environment names (KVMARK_REDIS_URL, KVMARK_POSTGRES_URL;
+//! `make test` starts them through scripts/with-servers). Without them, a dev run skips
+//! these tests saying why, unless KVMARK_REQUIRE_SERVERS=1, which makes that a failure.
+//! The stop test starts private servers of its own (scripts/servers with its own state
+//! directory), so stopping one never disturbs the shared ones.
+
+#![cfg(all(feature = "redis", feature = "postgres"))]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::*;
+use kvmark::engine::storage::{Reach, reach, servers_required};
+use kvmark::engine::{EngineInfo, EngineOptions};
+
+/// The engine, if its server answers; None (said on stderr) when the test should skip it.
+fn reachable(name: &str) -> Option<&'static EngineInfo> {
+    let info = kvmark::engine::find(name).expect("the engine is compiled in");
+    match reach(info, &EngineOptions::new(), servers_required()) {
+        Reach::Ready => Some(info),
+        Reach::Skip(note) => {
+            eprintln!("{note}");
+            None
+        }
+        Reach::Fail(why) => panic!("{why}"),
+    }
+}
+
+/// The options each engine needs for the Lua workloads (ranges): Redis's index.
+fn engine_args(name: &str) -> Vec<&'static str> {
+    match name {
+        "redis" => vec!["--engine-opt", "redis.index=zset"],
+        _ => Vec::new(),
+    }
+}
+
+/// The namespaces on `engine`'s default server made by the kvmark process `pid`.
+fn namespaces_of(engine: &str, pid: u32) -> BTreeSet<String> {
+    let prefix = format!("kvmark_{engine}_{pid}_");
+    match engine {
+        "redis" => {
+            let url = std::env::var("KVMARK_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
+            let mut c = redis::Client::open(url).unwrap().get_connection().unwrap();
+            let keys: Vec<String> = redis::cmd("KEYS").arg(format!("{prefix}*")).query(&mut c).unwrap();
+            // Keys are NAME:KEY, the index is NAME.
+            keys.into_iter()
+                .map(|k| k.split(':').next().unwrap_or_default().to_string())
+                .collect()
+        }
+        "postgres" => {
+            let url = std::env::var("KVMARK_POSTGRES_URL")
+                .unwrap_or_else(|_| "postgres://kvmark@127.0.0.1:5432/kvmark".into());
+            let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+            c.query(
+                "SELECT tablename::text FROM pg_tables WHERE starts_with(tablename, $1)",
+                &[&prefix],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+        }
+        other => panic!("not a server engine: {other}"),
+    }
+}
+
+/// Runs kvmark to its end, returning its output and its process id.
+fn run(args: &[&str]) -> (std::process::Output, u32) {
+    let child = spawn_kvmark(args);
+    let pid = child.id();
+    (child.wait_with_output().expect("wait for kvmark"), pid)
+}
+
+#[test]
+fn each_server_engine_runs_a_workload_reports_counts_and_removes_its_namespaces() {
+    for name in ["redis", "postgres"] {
+        let Some(_) = reachable(name) else { continue };
+        let dir = tempfile::tempdir().unwrap();
+        let timeline = dir.path().join("timeline.tsv");
+        let report = format!("console,timeline:{}", timeline.display());
+        let mut args = vec![
+            "--backend",
+            name,
+            "--threads",
+            "1,2",
+            "--items",
+            "300",
+            "--ops",
+            "600",
+            "--timeline",
+            "0.1",
+            "--report",
+            &report,
+        ];
+        args.extend(engine_args(name));
+        let mixed = bundled("mixed.lua");
+        args.push(&mixed);
+        let (o, pid) = run(&args);
+        assert_exit(&o, 0);
+        let out = stdout(&o);
+        let rows = summary_rows(&out);
+        assert_eq!(rows.len(), 2, "{name}: two points\n{out}");
+        assert!(
+            rows.iter().all(|r| r.last().map(String::as_str) == Some("ok")),
+            "{name}: {out}"
+        );
+        // Every operation of the budget was done and counted by kind (first point).
+        let counts: Vec<u64> = ["put", "get", "del", "range"]
+            .iter()
+            .map(|op| op_count(&out, op).unwrap_or_else(|| panic!("{name}: no {op} row\n{out}")))
+            .collect();
+        assert!(counts.iter().all(|&n| n > 0), "{name}: {counts:?}\n{out}");
+        assert_eq!(counts.iter().sum::<u64>(), 600, "{name}: {counts:?}\n{out}");
+        // The server's own statistics are in the timeline.
+        let tsv = std::fs::read_to_string(&timeline).unwrap();
+        let wanted = match name {
+            "redis" => [
+                "engine.total_commands_processed",
+                "engine.used_memory",
+                "engine.reconnects",
+            ],
+            _ => ["engine.xact_commit", "engine.tup_inserted", "engine.wal_bytes"],
+        };
+        for metric in wanted {
+            assert!(
+                tsv.contains(&format!("\t{metric}\t")),
+                "{name}: no {metric} in the timeline"
+            );
+        }
+        assert_eq!(
+            namespaces_of(name, pid),
+            BTreeSet::new(),
+            "{name}: namespaces left behind"
+        );
+    }
+}
+
+#[test]
+fn keep_data_keeps_each_namespace_until_it_is_removed() {
+    for name in ["redis", "postgres"] {
+        let Some(info) = reachable(name) else { continue };
+        let mut args = vec!["--backend", name, "--items", "200", "--ops", "300", "--keep-data"];
+        args.extend(engine_args(name));
+        let mixed = bundled("mixed.lua");
+        args.push(&mixed);
+        let (o, pid) = run(&args);
+        assert_exit(&o, 0);
+        let kept = namespaces_of(name, pid);
+        assert_eq!(kept.len(), 1, "{name}: one store, one namespace kept: {kept:?}");
+        let server = info.storage.server().unwrap();
+        for ns in &kept {
+            (server.remove)(&EngineOptions::new(), ns).unwrap();
+        }
+        assert_eq!(namespaces_of(name, pid), BTreeSet::new(), "{name}: remove left data");
+    }
+}
+
+#[test]
+fn redis_refuses_ranges_without_its_index_naming_the_option() {
+    if reachable("redis").is_none() {
+        return;
+    }
+    let o = kvmark(&[
+        "--backend",
+        "redis",
+        "--items",
+        "100",
+        "--ops",
+        "200",
+        &bundled("mixed.lua"),
+    ]);
+    assert_exit(&o, 1);
+    let out = stdout(&o);
+    let errors = out.lines().find(|l| l.starts_with("errors:")).unwrap_or_default();
+    assert!(
+        errors.starts_with("errors: range ")
+            && errors.contains("engine redis: range needs")
+            && errors.contains("index=zset"),
+        "{out}"
+    );
+    // Only the ranges failed; the rest ran.
+    assert!(op_count(&out, "get").unwrap_or(0) > 0, "{out}");
+}
+
+/// A private server started by scripts/servers in a state directory of its own,
+/// stopped (and its directory removed) when dropped.
+struct PrivateServer {
+    name: &'static str,
+    state: tempfile::TempDir,
+    url: String,
+}
+
+impl PrivateServer {
+    fn start(name: &'static str) -> PrivateServer {
+        let state = tempfile::tempdir().unwrap();
+        // As root, PostgreSQL runs as the 'postgres' user inside the directory.
+        let open = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755);
+        std::fs::set_permissions(state.path(), open).unwrap();
+        let out = servers(state.path(), &["start", name]);
+        let url = stdout(&out)
+            .lines()
+            .find_map(|l| l.split_once("_URL=").map(|(_, u)| u.to_string()))
+            .unwrap_or_else(|| panic!("scripts/servers start {name}: {}", stderr(&out)));
+        PrivateServer { name, state, url }
+    }
+
+    fn stop(&self) {
+        let out = servers(self.state.path(), &["stop", self.name]);
+        assert!(out.status.success(), "scripts/servers stop: {}", stderr(&out));
+    }
+}
+
+impl Drop for PrivateServer {
+    fn drop(&mut self) {
+        let _ = servers(self.state.path(), &["stop", self.name]);
+    }
+}
+
+fn servers(state: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(root().join("scripts/servers"))
+        .args(args)
+        .env("KVMARK_SERVERS_DIR", state)
+        .output()
+        .expect("run scripts/servers")
+}
+
+/// Whether this machine can start the servers: in a dev run without them, skip.
+fn can_start_servers() -> bool {
+    let have = Command::new("sh")
+        .arg("-c")
+        .arg("command -v redis-server && ls /usr/lib/postgresql/*/bin/initdb")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have && !servers_required() {
+        eprintln!("redis-server or PostgreSQL is not installed (scripts/servers installs them): skipped");
+    }
+    have || servers_required()
+}
+
+#[test]
+fn a_server_stopped_mid_run_gives_counted_errors_a_clear_message_and_exit_1_on_time() {
+    if !can_start_servers() {
+        return;
+    }
+    const SECS: f64 = 4.0;
+    const TIMEOUT: f64 = 1.0;
+    for name in ["redis", "postgres"] {
+        let server = PrivateServer::start(name);
+        let url = format!("{name}.url={}", server.url);
+        let timeout = format!("{name}.timeout={TIMEOUT}s");
+        let secs = SECS.to_string();
+        let mut args = vec![
+            "--backend",
+            name,
+            "--engine-opt",
+            &url,
+            "--engine-opt",
+            &timeout,
+            "--threads",
+            "2",
+            "--items",
+            "300",
+            "--secs",
+            &secs,
+        ];
+        args.extend(engine_args(name));
+        let mixed = bundled("mixed.lua");
+        args.push(&mixed);
+        let started = Instant::now();
+        let child = spawn_kvmark(&args);
+        // Well inside the timed phase (the load of 300 keys takes milliseconds).
+        std::thread::sleep(Duration::from_millis(1500));
+        server.stop();
+        let o = child.wait_with_output().unwrap();
+        let took = started.elapsed().as_secs_f64();
+        assert_exit(&o, 1);
+        let out = stdout(&o);
+        // "errors: OP N of M (engine NAME: ...)" for the kinds that failed.
+        let errors: Vec<&str> = out.lines().filter(|l| l.starts_with("errors: ")).collect();
+        let counted: u64 = errors
+            .iter()
+            .filter_map(|l| l.split_whitespace().nth(2)?.parse::<u64>().ok())
+            .sum();
+        assert!(counted > 0, "{name}: no counted errors\n{out}");
+        assert!(
+            errors.iter().all(|l| l.contains(&format!("(engine {name}: "))),
+            "{name}: {errors:?}"
+        );
+        assert!(out.contains(&format!("FAILED: mixed {name} t2 b1: ")), "{name}: {out}");
+        // The budget, at most one timeout for an operation caught by the stop, and a
+        // margin for start-up, the load and removing the namespace (which fails fast).
+        assert!(took < SECS + TIMEOUT + 6.0, "{name}: took {took:.1} s\n{out}");
+    }
+}
+
+/// Every file under `dir`, read as text.
+fn texts_under(dir: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(texts_under(&path));
+        } else {
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            out.push((path.display().to_string(), text));
+        }
+    }
+    out
+}
+
+#[test]
+fn passwords_in_server_urls_never_reach_the_output_or_a_report() {
+    const SECRET: &str = "kvmark-secret-pw";
+    // No server listens on port 1: the run fails, and says where it tried to connect.
+    let url = format!("redis.url=redis://bench:{SECRET}@127.0.0.1:1/0");
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report");
+    let o = kvmark(&[
+        "--backend",
+        "redis,postgres",
+        "--engine-opt",
+        &url,
+        "--engine-opt",
+        &format!("postgres.url=postgres://bench:{SECRET}@127.0.0.1:1/db"),
+        "--ops",
+        "10",
+        "--report-dir",
+        report.to_str().unwrap(),
+        &bundled("mixed.lua"),
+    ]);
+    assert_ne!(o.status.code(), Some(0), "{}", stdout(&o));
+    let shown = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(shown.contains("redis://bench:***@127.0.0.1:1/0"), "{shown}");
+    assert!(shown.contains("postgres://bench:***@127.0.0.1:1/db"), "{shown}");
+    let mut seen = vec![("output".to_string(), shown)];
+    seen.extend(texts_under(&report));
+    assert!(seen.len() > 1, "no report files");
+    for (what, text) in &seen {
+        assert!(!text.contains(SECRET), "{what} shows the password");
+    }
+    // The defaults kvmark engines lists come from the environment, masked.
+    let listing = Command::new(env!("CARGO_BIN_EXE_kvmark"))
+        .arg("engines")
+        .env("KVMARK_REDIS_URL", format!("redis://:{SECRET}@127.0.0.1:6390"))
+        .env("KVMARK_POSTGRES_URL", format!("postgres://u:{SECRET}@127.0.0.1:5439/d"))
+        .output()
+        .unwrap();
+    let listing = stdout(&listing);
+    assert!(
+        listing.contains("redis://:***@127.0.0.1:6390") && listing.contains("postgres://u:***@127.0.0.1:5439/d"),
+        "{listing}"
+    );
+    assert!(!listing.contains(SECRET), "{listing}");
+}
