@@ -20,9 +20,13 @@ items=100000
 kvmark=${KVMARK:-${CARGO_TARGET_DIR:-target}/release/kvmark}
 [ -x "$kvmark" ] || { echo "build first: cargo build --release (or set KVMARK)" >&2; exit 2; }
 
-export KVMARK_SERVERS_DIR=${KVMARK_SERVERS_DIR:-$(mktemp -d /tmp/kvmark-bench-servers.XXXXXX)}
+# A state directory of this run's own, world-readable: as root, PostgreSQL runs as
+# the 'postgres' user inside it.
+KVMARK_SERVERS_DIR=$(mktemp -d /tmp/kvmark-bench-servers.XXXXXX)
+chmod 755 "$KVMARK_SERVERS_DIR"
+export KVMARK_SERVERS_DIR
 tmp=$(mktemp -d /tmp/kvmark-bench-network.XXXXXX)
-trap 'scripts/servers stop redis postgres >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+trap 'scripts/servers stop >/dev/null 2>&1 || true; rm -rf "$tmp" "$KVMARK_SERVERS_DIR"' EXIT
 eval "$(scripts/servers start redis postgres)"
 export KVMARK_REDIS_URL KVMARK_POSTGRES_URL
 redis_port=${KVMARK_REDIS_URL##*:}
