@@ -25,6 +25,8 @@ pub mod skiplist;
 pub mod storage;
 mod versions;
 
+#[cfg(feature = "bdb")]
+pub mod bdb;
 #[cfg(feature = "fjall")]
 pub mod fjall;
 #[cfg(feature = "leveldb")]
@@ -522,6 +524,8 @@ pub fn registry() -> Vec<&'static EngineInfo> {
         &redb::INFO,
         #[cfg(feature = "fjall")]
         &fjall::INFO,
+        #[cfg(feature = "bdb")]
+        &bdb::INFO,
     ]
 }
 
