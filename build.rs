@@ -109,8 +109,8 @@ fn locked_version(lock: &str, name: &str) -> Option<String> {
 
 /// Bindings for the engines built on system C libraries that have no well-kept crate:
 /// bindgen reads the Debian header and writes `OUT_DIR/NAME.rs`, which the engine's
-/// `ffi.rs` includes; the library is linked as pkg-config (or, for Berkeley DB, which
-/// ships no .pc file, the versioned library name) says.
+/// `ffi.rs` includes; pkg-config gives the include paths (Berkeley DB ships no .pc
+/// file) and the shared library is linked by name.
 #[cfg(any(
     feature = "bdb",
     feature = "tokyocabinet",
@@ -130,8 +130,9 @@ mod system_engines {
         include: &'static str,
         /// A regular expression of the functions, types and constants to keep.
         items: &'static str,
-        /// pkg-config's name for it, or None to link `link` directly.
+        /// pkg-config's name for it, asked for its include paths (None: the default ones).
         pkg_config: Option<&'static str>,
+        /// The shared library to link.
         link: &'static str,
     }
 
@@ -154,7 +155,7 @@ mod system_engines {
                 engine: "tokyocabinet",
                 package: "libtokyocabinet-dev",
                 include: "#include <tcutil.h>\n#include <tchdb.h>\n#include <tcbdb.h>",
-                items: "tcbdb.*|tchdb.*|tcversion|tcfree|tcerrmsg|BDB.*|HDB.*|TCE.*|TCBDB|TCHDB|BDBCUR|TCCMP",
+                items: "tcbdb.*|tchdb.*|tcxstr(new|del)|tcversion|tcfree|tcerrmsg|BDB.*|HDB.*|TCE.*|TCBDB|TCHDB|BDBCUR|TCXSTR",
                 pkg_config: Some("tokyocabinet"),
                 link: "tokyocabinet",
             },
@@ -191,19 +192,22 @@ mod system_engines {
 
     fn bind(lib: &Library) {
         let mut clang_args = Vec::new();
-        match lib.pkg_config {
-            Some(name) => match pkg_config::Config::new().probe(name) {
-                Ok(found) => {
-                    clang_args.extend(found.include_paths.iter().map(|p| format!("-I{}", p.display())));
-                }
+        if let Some(name) = lib.pkg_config {
+            // Only the include paths: pkg-config's link line for Tkrzw also names its own
+            // dependencies (lz4, zstd, ...) for static linking, and those dynamic libraries
+            // ahead of the crates' static lz4 and TidesDB's bundled xxhash make the test
+            // binaries' link pull both copies of xxhash. The shared library names its own
+            // dependencies, so linking it alone is enough.
+            match pkg_config::Config::new().cargo_metadata(false).probe(name) {
+                Ok(found) => clang_args.extend(found.include_paths.iter().map(|p| format!("-I{}", p.display()))),
                 Err(e) => panic!(
                     "engine {}: pkg-config cannot find {name} ({e}); install {} (scripts/setup does), \
-                     or build without the engine: --no-default-features --features ...",
+                     or build without the engine (cargo's --no-default-features with the features you want)",
                     lib.engine, lib.package
                 ),
-            },
-            None => println!("cargo:rustc-link-lib={}", lib.link),
+            }
         }
+        println!("cargo:rustc-link-lib={}", lib.link);
         let out =
             PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join(format!("{}.rs", lib.engine));
         let header = format!("{}\n", lib.include);

@@ -41,6 +41,8 @@ pub mod rocksdb;
 pub mod sqlite;
 #[cfg(feature = "tidesdb")]
 pub mod tidesdb;
+#[cfg(feature = "tokyocabinet")]
+pub mod tokyocabinet;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -159,6 +161,11 @@ pub enum AppendMethod {
     /// Read, concatenate and publish with a compare-and-swap on the key's value slot,
     /// retried if another writer got there first (the lock-free in-memory engines).
     CompareAndSwap,
+    /// The library's own read-modify-write: it calls kvmark with the current value
+    /// under its own lock and stores what kvmark returns (Tokyo Cabinet's
+    /// `tcbdbputproc`, Kyoto Cabinet's visitors, Tkrzw's record processors). One call,
+    /// atomic; the value cap is checked inside it.
+    NativeUpdate,
     /// A read, then a separate write: the engine has neither transactions nor a merge
     /// operator, so two concurrent appends to one key may lose one of them.
     ReadThenWrite,
@@ -171,6 +178,9 @@ impl AppendMethod {
             AppendMethod::NativeMerge => "native merge operator",
             AppendMethod::ReadModifyWrite => "read-modify-write in one transaction",
             AppendMethod::CompareAndSwap => "read-modify-write with a compare-and-swap of the value (atomic)",
+            AppendMethod::NativeUpdate => {
+                "the library's update callback under its own lock (atomic, cap checked inside)"
+            }
             AppendMethod::ReadThenWrite => "a get, then a put: not atomic (the engine has no transactions)",
         }
     }
@@ -526,6 +536,8 @@ pub fn registry() -> Vec<&'static EngineInfo> {
         &fjall::INFO,
         #[cfg(feature = "bdb")]
         &bdb::INFO,
+        #[cfg(feature = "tokyocabinet")]
+        &tokyocabinet::INFO,
     ]
 }
 
