@@ -986,6 +986,7 @@ fn versions_and_stats_are_reported() {
                 "txn_commits",
             ],
             "tokyocabinet" => &["records", "file_size", "leaf_pages"],
+            "kyotocabinet" => &["count", "size"],
             _ => &[],
         };
         for r in required {

@@ -17,18 +17,24 @@
 //! (closing while sessions are open is refused).
 
 pub mod inflight;
+#[cfg(any(feature = "kyotocabinet", feature = "tkrzw"))]
+mod inplace;
 pub mod knobs;
 pub mod options;
 mod readbuf;
 pub mod sim;
 pub mod skiplist;
 pub mod storage;
+#[cfg(test)]
+mod testkit;
 mod versions;
 
 #[cfg(feature = "bdb")]
 pub mod bdb;
 #[cfg(feature = "fjall")]
 pub mod fjall;
+#[cfg(feature = "kyotocabinet")]
+pub mod kyotocabinet;
 #[cfg(feature = "leveldb")]
 pub mod leveldb;
 #[cfg(feature = "lmdb")]
@@ -538,6 +544,8 @@ pub fn registry() -> Vec<&'static EngineInfo> {
         &bdb::INFO,
         #[cfg(feature = "tokyocabinet")]
         &tokyocabinet::INFO,
+        #[cfg(feature = "kyotocabinet")]
+        &kyotocabinet::INFO,
     ]
 }
 

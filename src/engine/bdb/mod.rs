@@ -668,6 +668,52 @@ fn version() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::testkit::{open_in_tempdir, range_keys};
+
+    /// The Concurrent Data Store (transactions=0), which the conformance suite (default
+    /// options) does not reach: every verb, and appends that stay atomic under the
+    /// write cursor.
+    #[test]
+    fn concurrent_data_store_keeps_the_verbs_and_atomic_appends() {
+        let options = [("transactions", "0"), ("cache_size", "4M"), ("page_size", "4K")];
+        let (store, _dir) = open_in_tempdir(open, &options, Some(100));
+        let mut s = store.session().unwrap();
+        let pairs: Vec<(Vec<u8>, Vec<u8>)> = (0..10).map(|i| (format!("k{i}").into_bytes(), vec![b'v'; i])).collect();
+        let refs: Vec<(&[u8], &[u8])> = pairs.iter().map(|(k, v)| (&k[..], &v[..])).collect();
+        s.mput(&refs).unwrap();
+        assert_eq!(range_keys(&mut *s, b"k2", b"k5"), [b"k2", b"k3", b"k4"]);
+        s.delete_range(b"k2", b"k5").unwrap();
+        assert_eq!(s.mdel(&[b"k3", b"k6", b"k7"]).unwrap(), Some(2));
+        assert_eq!(s.del(b"k1").unwrap(), Existed::Yes);
+        assert_eq!(s.del(b"k1").unwrap(), Existed::No);
+        assert_eq!(range_keys(&mut *s, b"k", b"l"), [b"k0", b"k5", b"k8", b"k9"]);
+        assert_eq!(s.append(b"k9", &[b'+'; 91]).unwrap(), Appended::Yes);
+        assert_eq!(s.append(b"k9", b"!").unwrap(), Appended::Skipped, "past the cap of 100");
+        drop(s);
+        std::thread::scope(|scope| {
+            for t in 0..4u8 {
+                let mut s = store.session().unwrap();
+                scope.spawn(move || {
+                    for _ in 0..20 {
+                        assert_eq!(s.append(b"log", &[b'a' + t]).unwrap(), Appended::Yes);
+                    }
+                });
+            }
+        });
+        let mut s = store.session().unwrap();
+        let mut out = ReadBuf::new();
+        assert!(s.get(b"log", &mut out).unwrap());
+        assert_eq!(out.len(), 80, "no append lost");
+        let stats = store.stats();
+        let names: Vec<&str> = stats.iter().map(|(k, _)| k.as_str()).collect();
+        assert!(
+            names.contains(&"cache_hit") && names.contains(&"lock_requests"),
+            "{names:?}"
+        );
+        assert!(!names.contains(&"txn_commits"), "no transaction region: {names:?}");
+        drop(s);
+        store.close().unwrap();
+    }
 
     #[test]
     fn version_is_the_linked_librarys() {

@@ -627,15 +627,11 @@ fn version() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{EngineOptions, StorePlace};
+    use crate::engine::testkit::open_in_tempdir;
 
     #[test]
     fn hash_type_keeps_the_key_verbs_and_refuses_the_range_verbs_naming_the_knob() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut o = EngineOptions::new();
-        o.set("type", "hash");
-        o.set("bnum", "1000");
-        let store = open(&OpenRequest::new(StorePlace::Dir(dir.path().to_path_buf()), &o)).unwrap();
+        let (store, dir) = open_in_tempdir(open, &[("type", "hash"), ("bnum", "1000")], None);
         assert!(dir.path().join("kvmark.tch").exists(), "a hash database file");
         let mut s = store.session().unwrap();
         s.put(b"a", b"1").unwrap();
