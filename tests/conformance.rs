@@ -987,6 +987,7 @@ fn versions_and_stats_are_reported() {
             ],
             "tokyocabinet" => &["records", "file_size", "leaf_pages"],
             "kyotocabinet" => &["count", "size"],
+            "tkrzw" => &["count", "file_size"],
             _ => &[],
         };
         for r in required {

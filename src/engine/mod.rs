@@ -47,6 +47,8 @@ pub mod rocksdb;
 pub mod sqlite;
 #[cfg(feature = "tidesdb")]
 pub mod tidesdb;
+#[cfg(feature = "tkrzw")]
+pub mod tkrzw;
 #[cfg(feature = "tokyocabinet")]
 pub mod tokyocabinet;
 
@@ -546,6 +548,8 @@ pub fn registry() -> Vec<&'static EngineInfo> {
         &tokyocabinet::INFO,
         #[cfg(feature = "kyotocabinet")]
         &kyotocabinet::INFO,
+        #[cfg(feature = "tkrzw")]
+        &tkrzw::INFO,
     ]
 }
 
