@@ -49,7 +49,8 @@ pub static INFO: EngineInfo = EngineInfo {
     name: ENGINE,
     storage: StorageKind::Disk,
     description: "Kyoto Cabinet file tree database (system libkyotocabinet, C API); sessions share one handle \
-                  under Kyoto Cabinet's own database and page locks",
+                  under Kyoto Cabinet's own database and page locks; bulk mput/mdel are atomic to single-key \
+                  reads, not to a range read record by record",
     append: AppendMethod::NativeUpdate,
     del_reports_existence: true,
     atomic_batches: false,
