@@ -6,6 +6,14 @@ use std::path::Path;
 use std::process::Command;
 
 fn main() {
+    #[cfg(any(
+        feature = "bdb",
+        feature = "tokyocabinet",
+        feature = "kyotocabinet",
+        feature = "tkrzw"
+    ))]
+    system_engines::bind_all();
+
     let commit = git(&["rev-parse", "--short=12", "HEAD"]);
     let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty());
     let commit = match (commit, dirty) {
@@ -97,4 +105,126 @@ fn locked_version(lock: &str, name: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// Bindings for the engines built on system C libraries that have no well-kept crate:
+/// bindgen reads the Debian header and writes `OUT_DIR/NAME.rs`, which the engine's
+/// `ffi.rs` includes; pkg-config gives the include paths (Berkeley DB ships no .pc
+/// file) and the shared library is linked by name.
+#[cfg(any(
+    feature = "bdb",
+    feature = "tokyocabinet",
+    feature = "kyotocabinet",
+    feature = "tkrzw"
+))]
+mod system_engines {
+    use std::path::PathBuf;
+
+    /// One library: the header to bind, the names to keep, how to link it.
+    struct Library {
+        /// The engine (and the generated file's name).
+        engine: &'static str,
+        /// The Debian package that holds the header, for the error message.
+        package: &'static str,
+        /// The header, as an `#include` line.
+        include: &'static str,
+        /// A regular expression of the functions, types and constants to keep.
+        items: &'static str,
+        /// pkg-config's name for it, asked for its include paths (None: the default ones).
+        pkg_config: Option<&'static str>,
+        /// The shared library to link.
+        link: &'static str,
+    }
+
+    const LIBRARIES: &[(bool, Library)] = &[
+        (
+            cfg!(feature = "bdb"),
+            Library {
+                engine: "bdb",
+                package: "libdb5.3-dev",
+                include: "#include <db.h>",
+                items: "db_create|db_env_create|db_strerror|db_version|DB_.*|DBT|DBC|DB|DB_ENV|DB_TXN",
+                pkg_config: None,
+                // The versioned name: the header is 5.3's, so must the library be.
+                link: "db-5.3",
+            },
+        ),
+        (
+            cfg!(feature = "tokyocabinet"),
+            Library {
+                engine: "tokyocabinet",
+                package: "libtokyocabinet-dev",
+                include: "#include <tcutil.h>\n#include <tchdb.h>\n#include <tcbdb.h>",
+                items: "tcbdb.*|tchdb.*|tcxstr(new|del)|tcversion|tcfree|tcerrmsg|BDB.*|HDB.*|TCE.*|TCBDB|TCHDB|BDBCUR|TCXSTR",
+                pkg_config: Some("tokyocabinet"),
+                link: "tokyocabinet",
+            },
+        ),
+        (
+            cfg!(feature = "kyotocabinet"),
+            Library {
+                engine: "kyotocabinet",
+                package: "libkyotocabinet-dev",
+                include: "#include <kclangc.h>",
+                items: "kc.*|KC.*",
+                pkg_config: Some("kyotocabinet"),
+                link: "kyotocabinet",
+            },
+        ),
+        (
+            cfg!(feature = "tkrzw"),
+            Library {
+                engine: "tkrzw",
+                package: "libtkrzw-dev",
+                include: "#include <tkrzw_langc.h>",
+                items: "tkrzw_.*|TKRZW_.*|Tkrzw.*",
+                pkg_config: Some("tkrzw"),
+                link: "tkrzw",
+            },
+        ),
+    ];
+
+    pub fn bind_all() {
+        for (_, lib) in LIBRARIES.iter().filter(|(on, _)| *on) {
+            bind(lib);
+        }
+    }
+
+    fn bind(lib: &Library) {
+        let mut clang_args = Vec::new();
+        if let Some(name) = lib.pkg_config {
+            // Only the include paths: pkg-config's link line for Tkrzw also names its own
+            // dependencies (lz4, zstd, ...) for static linking, and those dynamic libraries
+            // ahead of the crates' static lz4 and TidesDB's bundled xxhash make the test
+            // binaries' link pull both copies of xxhash. The shared library names its own
+            // dependencies, so linking it alone is enough.
+            match pkg_config::Config::new().cargo_metadata(false).probe(name) {
+                Ok(found) => clang_args.extend(found.include_paths.iter().map(|p| format!("-I{}", p.display()))),
+                Err(e) => panic!(
+                    "engine {}: pkg-config cannot find {name} ({e}); install {} (scripts/setup does), \
+                     or build without the engine (cargo's --no-default-features with the features you want)",
+                    lib.engine, lib.package
+                ),
+            }
+        }
+        println!("cargo:rustc-link-lib={}", lib.link);
+        let out =
+            PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join(format!("{}.rs", lib.engine));
+        let header = format!("{}\n", lib.include);
+        let bindings = bindgen::Builder::default()
+            .header_contents(&format!("kvmark-{}.h", lib.engine), &header)
+            .clang_args(&clang_args)
+            .allowlist_item(lib.items)
+            .parse_callbacks(Box::new(bindgen::CargoCallbacks::new()))
+            .generate()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "engine {}: bindgen cannot read {} ({e}); install {} and libclang-dev (scripts/setup does)",
+                    lib.engine, lib.include, lib.package
+                )
+            });
+        bindings
+            .write_to_file(&out)
+            .unwrap_or_else(|e| panic!("engine {}: cannot write {}: {e}", lib.engine, out.display()));
+    }
 }

@@ -983,6 +983,17 @@ fn versions_and_stats_are_reported() {
             "leveldb" => &["num-files-at-level0", "approximate-memory-usage"],
             "redb" => &["entries", "tree_height", "stored_bytes"],
             "fjall" => &["journal_count", "l0_tables", "active_compactions"],
+            "bdb" => &[
+                "cache_hit",
+                "cache_miss",
+                "pages",
+                "lock_waits",
+                "deadlocks",
+                "txn_commits",
+            ],
+            "tokyocabinet" => &["records", "file_size", "leaf_pages"],
+            "kyotocabinet" => &["count", "size"],
+            "tkrzw" => &["count", "file_size"],
             "redis" => &[
                 "instantaneous_ops_per_sec",
                 "total_commands_processed",

@@ -596,6 +596,43 @@ fn engine_errors_are_counted_reported_and_fail_the_run() {
     assert!(stores_in(data.path()).is_empty(), "store directories left behind");
 }
 
+#[test]
+fn tokyocabinets_hash_database_refuses_ranges_naming_the_knob() {
+    // mixed.lua's ranges cannot run on a hash: each one is an error that names the knob
+    // to change, the point fails, and the gets, puts and dels still ran.
+    if kvmark::engine::find("tokyocabinet").is_none() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let o = kvmark(&[
+        "--backend",
+        "tokyocabinet",
+        "--engine-opt",
+        "tokyocabinet.type=hash",
+        "--data-dir",
+        data.path().to_str().unwrap(),
+        "--items",
+        "300",
+        "--ops",
+        "600",
+        &bundled("mixed.lua"),
+    ]);
+    assert_exit(&o, 1);
+    let out = stdout(&o);
+    let errors = out
+        .lines()
+        .find(|l| l.starts_with("errors: range "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        errors.contains("range needs key order, which type=hash does not keep; use type=btree"),
+        "{errors}"
+    );
+    for op in ["put", "get", "del"] {
+        assert!(op_count(&out, op).unwrap_or(0) > 0, "no {op} row\n{out}");
+    }
+    assert!(stores_in(data.path()).is_empty(), "store directories left behind");
+}
+
 /// Starts a 30 s mixed run of `engine` in `data` with `extra` flags, and returns it
 /// once its store exists and its timed phase has run for a moment.
 fn a_run_in_its_timed_phase(engine: &str, data: &Path, extra: &[&str]) -> std::process::Child {

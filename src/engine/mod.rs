@@ -17,6 +17,8 @@
 //! (closing while sessions are open is refused).
 
 pub mod inflight;
+#[cfg(any(feature = "kyotocabinet", feature = "tkrzw"))]
+mod inplace;
 pub mod knobs;
 pub mod net;
 pub mod options;
@@ -24,10 +26,26 @@ mod readbuf;
 pub mod sim;
 pub mod skiplist;
 pub mod storage;
+// Each helper serves the engines compiled in, so some go unused in smaller builds.
+#[cfg(all(
+    test,
+    any(
+        feature = "bdb",
+        feature = "tokyocabinet",
+        feature = "kyotocabinet",
+        feature = "tkrzw"
+    )
+))]
+#[allow(dead_code)]
+mod testkit;
 mod versions;
 
+#[cfg(feature = "bdb")]
+pub mod bdb;
 #[cfg(feature = "fjall")]
 pub mod fjall;
+#[cfg(feature = "kyotocabinet")]
+pub mod kyotocabinet;
 #[cfg(feature = "leveldb")]
 pub mod leveldb;
 #[cfg(feature = "lmdb")]
@@ -44,6 +62,10 @@ pub mod rocksdb;
 pub mod sqlite;
 #[cfg(feature = "tidesdb")]
 pub mod tidesdb;
+#[cfg(feature = "tkrzw")]
+pub mod tkrzw;
+#[cfg(feature = "tokyocabinet")]
+pub mod tokyocabinet;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -162,6 +184,11 @@ pub enum AppendMethod {
     /// Read, concatenate and publish with a compare-and-swap on the key's value slot,
     /// retried if another writer got there first (the lock-free in-memory engines).
     CompareAndSwap,
+    /// The library's own read-modify-write: it calls kvmark with the current value
+    /// under its own lock and stores what kvmark returns (Tokyo Cabinet's
+    /// `tcbdbputproc`, Kyoto Cabinet's visitors, Tkrzw's record processors). One call,
+    /// atomic; the value cap is checked inside it.
+    NativeUpdate,
     /// A read, then a separate write: the engine has neither transactions nor a merge
     /// operator, so two concurrent appends to one key may lose one of them.
     ReadThenWrite,
@@ -174,6 +201,9 @@ impl AppendMethod {
             AppendMethod::NativeMerge => "native merge operator",
             AppendMethod::ReadModifyWrite => "read-modify-write in one transaction",
             AppendMethod::CompareAndSwap => "read-modify-write with a compare-and-swap of the value (atomic)",
+            AppendMethod::NativeUpdate => {
+                "the library's update callback under its own lock (atomic, cap checked inside)"
+            }
             AppendMethod::ReadThenWrite => "a get, then a put: not atomic (the engine has no transactions)",
         }
     }
@@ -527,6 +557,14 @@ pub fn registry() -> Vec<&'static EngineInfo> {
         &redb::INFO,
         #[cfg(feature = "fjall")]
         &fjall::INFO,
+        #[cfg(feature = "bdb")]
+        &bdb::INFO,
+        #[cfg(feature = "tokyocabinet")]
+        &tokyocabinet::INFO,
+        #[cfg(feature = "kyotocabinet")]
+        &kyotocabinet::INFO,
+        #[cfg(feature = "tkrzw")]
+        &tkrzw::INFO,
         #[cfg(feature = "redis")]
         &redis::INFO,
         #[cfg(feature = "postgres")]

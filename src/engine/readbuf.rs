@@ -72,6 +72,29 @@ impl ReadBuf {
         self.mem = bytes;
     }
 
+    /// Lends the buffer's memory to a library that copies a value into memory it is
+    /// given (instead of handing back a copy of its own): empties the buffer and
+    /// returns all its room, at least `min` bytes. [`ReadBuf::filled`] then says how
+    /// many bytes were written.
+    #[inline]
+    pub fn room(&mut self, min: usize) -> &mut [u8] {
+        self.len = 0;
+        if self.start + min > self.mem.len() {
+            self.grow(min);
+        }
+        &mut self.mem[self.start..]
+    }
+
+    /// Keeps the first `len` bytes written into [`ReadBuf::room`] as the contents.
+    ///
+    /// # Panics
+    /// When `len` is more than the room lent.
+    #[inline]
+    pub fn filled(&mut self, len: usize) {
+        assert!(self.start + len <= self.mem.len(), "ReadBuf::filled past its room");
+        self.len = len;
+    }
+
     /// The bytes held.
     #[inline]
     pub fn as_slice(&self) -> &[u8] {
@@ -121,6 +144,22 @@ mod tests {
         assert_eq!(b.as_slice(), b"z");
         b.clear();
         assert_eq!(b.as_slice(), b"");
+    }
+
+    #[test]
+    fn room_lent_to_a_library_keeps_what_it_wrote() {
+        let mut b = ReadBuf::new();
+        b.set(b"old");
+        let room = b.room(10);
+        assert!(room.len() >= 10);
+        room[..4].copy_from_slice(b"new!");
+        b.filled(4);
+        assert_eq!(b.as_slice(), b"new!");
+        let big = b.room(70_000).len();
+        assert!(big >= 70_000);
+        b.filled(0);
+        assert!(b.is_empty());
+        assert_eq!(b.as_ptr() as usize % GRID, PLACE, "room keeps the placement");
     }
 
     #[test]
