@@ -31,6 +31,8 @@ pub mod fjall;
 pub mod leveldb;
 #[cfg(feature = "lmdb")]
 pub mod lmdb;
+#[cfg(feature = "mdbx")]
+pub mod mdbx;
 #[cfg(feature = "redb")]
 pub mod redb;
 #[cfg(feature = "rocksdb")]
@@ -39,6 +41,8 @@ pub mod rocksdb;
 pub mod sqlite;
 #[cfg(feature = "tidesdb")]
 pub mod tidesdb;
+#[cfg(feature = "wiredtiger")]
+pub mod wiredtiger;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -522,6 +526,10 @@ pub fn registry() -> Vec<&'static EngineInfo> {
         &redb::INFO,
         #[cfg(feature = "fjall")]
         &fjall::INFO,
+        #[cfg(feature = "mdbx")]
+        &mdbx::INFO,
+        #[cfg(feature = "wiredtiger")]
+        &wiredtiger::INFO,
     ]
 }
 
