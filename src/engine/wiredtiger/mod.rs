@@ -313,11 +313,22 @@ struct Handle(*mut WT_SESSION);
 unsafe impl Send for Handle {}
 
 impl Handle {
+    /// A session whose transactions run under snapshot isolation. WiredTiger's default,
+    /// read-committed, refreshes the snapshot before every operation: a range could see
+    /// half of a batch, and an append could overwrite a concurrent one it never read.
     fn open(conn: *mut WT_CONNECTION) -> EngineResult<Handle> {
         let mut h = Handle(ptr::null_mut());
         // SAFETY: a live connection; its methods are thread-safe.
         check(
-            unsafe { call!(conn, open_session, ptr::null_mut(), ptr::null(), &mut h.0) },
+            unsafe {
+                call!(
+                    conn,
+                    open_session,
+                    ptr::null_mut(),
+                    c"isolation=snapshot".as_ptr(),
+                    &mut h.0
+                )
+            },
             "opening a session",
         )?;
         Ok(h)
