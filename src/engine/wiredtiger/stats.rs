@@ -6,9 +6,10 @@ use std::ptr;
 use libc::{c_char, c_int};
 
 use super::call;
-use super::sys::*;
+use super::ffi::*;
 
-/// (timeline name, WiredTiger statistic): the cache, page traffic, checkpoints,
+/// (timeline name, WiredTiger statistic): the cache, page traffic (pages requested from
+/// the cache are its hits and misses, pages read into it its misses), checkpoints,
 /// transactions, the log, and the time application threads spend waiting.
 const STATS: &[(&str, u32)] = &[
     ("cache_bytes_max", WT_STAT_CONN_CACHE_BYTES_MAX),
