@@ -542,7 +542,11 @@ impl Session for WtSession {
     }
 
     fn del(&mut self, key: &[u8]) -> EngineResult<Existed> {
-        Ok(if self.remove(key)? { Existed::Yes } else { Existed::No })
+        let existed = self.remove(key)?;
+        // A remove may leave the cursor on the record, pinning its page and snapshot.
+        // SAFETY: a live cursor of this session.
+        check(unsafe { call!(self.strict, reset) }, "resetting a cursor")?;
+        Ok(if existed { Existed::Yes } else { Existed::No })
     }
 
     fn scan(&mut self, lo: &[u8], hi: &[u8], limit: usize, f: &mut ScanFn<'_>) -> EngineResult<usize> {
