@@ -59,6 +59,9 @@ fn main() {
         );
     }
 
+    #[cfg(feature = "wiredtiger")]
+    wiredtiger();
+
     // Rebuild when sources or the checked-out commit change (so "-dirty" and the
     // commit stay true), not on every build.
     for path in ["build.rs", "Cargo.toml", "Cargo.lock", "src"] {
@@ -77,6 +80,38 @@ fn main() {
     {
         println!("cargo:rerun-if-changed={p}");
     }
+}
+
+/// Links the system's WiredTiger (Debian's libwiredtiger-dev, installed by
+/// scripts/setup) and generates its bindings from the installed header with bindgen.
+/// The directory of its compression extensions becomes `KVMARK_WIREDTIGER_LIBDIR`.
+#[cfg(feature = "wiredtiger")]
+fn wiredtiger() {
+    let lib = pkg_config::Config::new().probe("wiredtiger").unwrap_or_else(|e| {
+        panic!("the wiredtiger feature needs WiredTiger's headers and library (Debian: libwiredtiger-dev, installed by scripts/setup): {e}")
+    });
+    let header = lib
+        .include_paths
+        .iter()
+        .map(|p| p.join("wiredtiger.h"))
+        .chain([std::path::PathBuf::from("/usr/include/wiredtiger.h")])
+        .find(|p| p.exists())
+        .expect("wiredtiger.h next to the library pkg-config found");
+    println!("cargo:rerun-if-changed={}", header.display());
+    let libdir = pkg_config::get_variable("wiredtiger", "libdir").unwrap_or_default();
+    emit("KVMARK_WIREDTIGER_LIBDIR", &libdir);
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    bindgen::Builder::default()
+        .header(header.display().to_string())
+        .allowlist_function("wiredtiger_.*")
+        .allowlist_type("WT_.*|__wt_.*")
+        .allowlist_var("WT_.*")
+        .generate_comments(false)
+        .layout_tests(false)
+        .generate()
+        .expect("bindgen generates WiredTiger's bindings from wiredtiger.h")
+        .write_to_file(out.join("wiredtiger.rs"))
+        .expect("writing WiredTiger's bindings");
 }
 
 fn emit(key: &str, value: &str) {

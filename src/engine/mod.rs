@@ -50,6 +50,8 @@ pub mod kyotocabinet;
 pub mod leveldb;
 #[cfg(feature = "lmdb")]
 pub mod lmdb;
+#[cfg(feature = "mdbx")]
+pub mod mdbx;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "redb")]
@@ -66,6 +68,8 @@ pub mod tidesdb;
 pub mod tkrzw;
 #[cfg(feature = "tokyocabinet")]
 pub mod tokyocabinet;
+#[cfg(feature = "wiredtiger")]
+pub mod wiredtiger;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -565,6 +569,10 @@ pub fn registry() -> Vec<&'static EngineInfo> {
         &kyotocabinet::INFO,
         #[cfg(feature = "tkrzw")]
         &tkrzw::INFO,
+        #[cfg(feature = "mdbx")]
+        &mdbx::INFO,
+        #[cfg(feature = "wiredtiger")]
+        &wiredtiger::INFO,
         #[cfg(feature = "redis")]
         &redis::INFO,
         #[cfg(feature = "postgres")]
