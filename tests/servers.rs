@@ -362,3 +362,41 @@ fn passwords_in_server_urls_never_reach_the_output_or_a_report() {
     );
     assert!(!listing.contains(SECRET), "{listing}");
 }
+
+#[test]
+fn sessions_work_inside_the_connections_of_one_thread() {
+    use kvmark::engine::inflight::run_connections;
+    use kvmark::engine::storage::fresh_namespace;
+    use kvmark::engine::{OpenRequest, ReadBuf, StorePlace};
+    for name in ["redis", "postgres"] {
+        let Some(info) = reachable(name) else { continue };
+        let options = EngineOptions::new();
+        let ns = fresh_namespace(name);
+        let store = (info.open)(&OpenRequest::new(StorePlace::Namespace(ns.clone()), &options)).unwrap();
+        // Made on this thread outside any connection, then used inside one: the
+        // session connects again on the connections' runtime.
+        let outside = std::sync::Mutex::new(Some(store.session().unwrap()));
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        run_connections(8, |c| {
+            let mut s = match c {
+                0 => outside.lock().unwrap().take().unwrap(),
+                _ => store.session().unwrap(),
+            };
+            let mut out = ReadBuf::new();
+            for i in 0..40 {
+                let k = format!("c{c}-{i}");
+                s.put(k.as_bytes(), k.as_bytes()).unwrap();
+                assert!(s.get(k.as_bytes(), &mut out).unwrap(), "{name}: {k}");
+                assert_eq!(&out[..], k.as_bytes(), "{name}");
+            }
+            done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        })
+        .unwrap();
+        assert_eq!(done.into_inner(), 8);
+        let stats = store.stats();
+        let reconnects = stats.iter().find(|(k, _)| k == "reconnects").map(|(_, v)| *v);
+        assert_eq!(reconnects, Some(0.0), "{name}: moving a session is not a fault");
+        store.close().unwrap();
+        (info.storage.server().unwrap().remove)(&options, &ns).unwrap();
+    }
+}
