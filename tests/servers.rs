@@ -60,15 +60,19 @@ fn namespaces_of(engine: &str, pid: u32) -> BTreeSet<String> {
         "postgres" => {
             let url = std::env::var("KVMARK_POSTGRES_URL")
                 .unwrap_or_else(|_| "postgres://kvmark@127.0.0.1:5432/kvmark".into());
-            let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-            c.query(
-                "SELECT tablename::text FROM pg_tables WHERE starts_with(tablename, $1)",
-                &[&prefix],
-            )
-            .unwrap()
-            .iter()
-            .map(|r| r.get(0))
-            .collect()
+            kvmark::engine::inflight::block_on(async {
+                let (c, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
+                tokio::spawn(connection);
+                c.query(
+                    "SELECT tablename::text FROM pg_tables WHERE starts_with(tablename, $1)",
+                    &[&prefix],
+                )
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| r.get(0))
+                .collect()
+            })
         }
         other => panic!("not a server engine: {other}"),
     }
@@ -399,4 +403,51 @@ fn sessions_work_inside_the_connections_of_one_thread() {
         store.close().unwrap();
         (info.storage.server().unwrap().remove)(&options, &ns).unwrap();
     }
+}
+
+#[test]
+fn a_server_that_never_answers_fails_each_engine_within_its_timeout() {
+    // Accepts connections and never says a word.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let held = std::thread::spawn(move || {
+        let mut conns = Vec::new();
+        for c in listener.incoming().take(16) {
+            conns.push(c);
+        }
+    });
+    let redis = format!("redis.url=redis://127.0.0.1:{port}");
+    let postgres = format!("postgres.url=postgres://kvmark@127.0.0.1:{port}/kvmark");
+    let started = Instant::now();
+    let o = kvmark(&[
+        "--backend",
+        "redis,postgres",
+        "--engine-opt",
+        &redis,
+        "--engine-opt",
+        "redis.timeout=300ms",
+        "--engine-opt",
+        &postgres,
+        "--engine-opt",
+        "postgres.timeout=300ms",
+        "--ops",
+        "100",
+        &bundled("mixed.lua"),
+    ]);
+    let took = started.elapsed();
+    assert_exit(&o, 1);
+    let out = stdout(&o);
+    for name in ["redis", "postgres"] {
+        let failed = out
+            .lines()
+            .find(|l| l.starts_with(&format!("FAILED: mixed {name} ")))
+            .unwrap_or_default();
+        assert!(
+            failed.contains(&format!("engine {name}: ")) && failed.contains("no reply within the timeout of 300ms"),
+            "{name}: {out}"
+        );
+    }
+    // Opening and removing, each bounded by the timeout, for two engines.
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+    drop(held);
 }
