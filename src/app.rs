@@ -367,6 +367,7 @@ pub fn run_info(plan: &Plan) -> RunInfo {
             .map(|e| (e.name.to_string(), (e.version)()))
             .collect(),
         threads: plan.threads.clone(),
+        connections: plan.connections.clone(),
         batch: plan.batch.clone(),
         budget: plan.budget,
         repeat: plan.repeat,

@@ -136,6 +136,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = sweep_item)]
     pub threads: Option<Vec<usize>>,
 
+    /// Connections per worker thread to sweep, comma-separated (e.g. 1,16,64): each
+    /// runs the workload's units one after another with its own session, so
+    /// `--threads 2 --connections 64` keeps 128 requests in flight on a server engine
+    /// from 2 threads. Each connection is a worker of its own to the workload
+    /// (ctx.thread, ctx.threads count connections). [default: 1]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = sweep_item)]
+    pub connections: Option<Vec<usize>>,
+
     /// Batch sizes to sweep for workloads that return `batched = true` (others run once
     /// at batch 1); overrides a workload's own sweep of `batch`. [default: 1]
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = sweep_item)]

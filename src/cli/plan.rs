@@ -19,6 +19,11 @@ use crate::result::slo::Slo;
 use crate::run::Plan;
 use crate::workload::{self, Budget, Params, Workload, WorkloadError};
 
+/// The most connections one worker thread may drive: far beyond what a client core
+/// keeps busy, low enough that a typo (64000) is caught before it opens that many
+/// server connections.
+const MAX_CONNECTIONS: usize = 4096;
+
 /// Default unit budget across all threads.
 pub const DEFAULT_OPS: u64 = 200_000;
 /// Default ctx.users.
@@ -192,6 +197,14 @@ impl RunArgs {
                 .map_err(|e| self.refused(name, e.0, "'0' is not a positive whole number"))
         };
         let threads = sweep("threads", &self.threads)?;
+        let connections = sweep("connections", &self.connections)?;
+        if let Some(&c) = connections.iter().find(|&&c| c > MAX_CONNECTIONS) {
+            return Err(self.refused_value(
+                "connections",
+                c,
+                format!("at most {MAX_CONNECTIONS} per thread (each holds a server connection and a 1 MiB stack)"),
+            ));
+        }
         let batch = match &self.batch {
             Some(_) => Some(sweep("batch", &self.batch)?),
             None => None,
@@ -274,6 +287,7 @@ impl RunArgs {
             engines,
             engine_options,
             threads,
+            connections,
             batch,
             budget,
             repeat,

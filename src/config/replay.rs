@@ -39,6 +39,7 @@ pub fn render(plan: &Plan, outputs: &Outputs) -> Result<String, String> {
         plan.engines.iter().map(|e| e.name).collect::<Vec<_>>().join(","),
     )?;
     put("threads", list(&plan.threads))?;
+    put("connections", list(&plan.connections))?;
     if let Some(batch) = &plan.batch {
         put("batch", list(batch))?;
     }

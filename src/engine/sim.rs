@@ -7,6 +7,10 @@
 //!   service times are exact rather than rounded up by a sleep. Fixed (`100us`),
 //!   exponential (`exp:100us`, that mean) or uniform (`uniform:50us..150us`). A batch
 //!   call (mget, mput, mdel) is one call.
+//! - `remote`: the service time is spent by a pretend server, not by the calling
+//!   thread. Inside `--connections` the thread runs its other connections meanwhile,
+//!   so in-flight concurrency can be seen (and tested) without a server; outside, the
+//!   call waits as it does without the knob.
 //! - `stall` and `stall_every`: the store stalls for `stall` once every `stall_every`,
 //!   windows aligned to the store's open time (the first begins one period after
 //!   opening). Any call arriving during a window, on any thread, blocks until the
@@ -21,6 +25,7 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, Exp1};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+use super::inflight;
 use super::{
     AppendMethod, Appended, EngineInfo, EngineOptions, EngineResult, Existed, KnobDef, KnobTable, KnobValue,
     OpenRequest, OptionError, ReadBuf, Rows, ScanFn, Session, StorageKind, Store, Values, skiplist,
@@ -45,6 +50,7 @@ pub static INFO: EngineInfo = EngineInfo {
 #[derive(Debug, Clone, Copy)]
 struct Settings {
     service: Service,
+    remote: bool,
     stall_ns: u64,
     every_ns: u64,
     settle_ns: u64,
@@ -54,6 +60,7 @@ static KNOBS: KnobTable<Settings> = KnobTable::<Settings>::new(
     "sim",
     || Settings {
         service: Service::None,
+        remote: false,
         stall_ns: 0,
         every_ns: 1_000_000_000,
         settle_ns: 0,
@@ -65,6 +72,13 @@ static KNOBS: KnobTable<Settings> = KnobTable::<Settings>::new(
                    uniform:50us..150us",
             default: || "0".to_string(),
             set: |s, v| Service::parse(v.text).map(|x| s.service = x).map_err(|e| v.refuse(e)),
+        },
+        KnobDef {
+            name: "remote",
+            help: "the service time is a pretend server's: with --connections the thread runs its other \
+                   connections while a call waits",
+            default: || "false".to_string(),
+            set: |s, v| v.bool().map(|b| s.remote = b),
         },
         KnobDef {
             name: "stall",
@@ -176,6 +190,7 @@ struct Shape {
     clock: Clock,
     opened: u64,
     service: Service,
+    remote: bool,
     stall_ns: u64,
     every_ns: u64,
     sessions: AtomicU64,
@@ -203,6 +218,7 @@ fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
             clock,
             opened,
             service: s.service,
+            remote: s.remote,
             stall_ns: s.stall_ns,
             every_ns: s.every_ns,
             sessions: AtomicU64::new(0),
@@ -280,6 +296,15 @@ impl SimSession {
             return;
         }
         let clock = &self.shape.clock;
+        if self.shape.remote && inflight::in_connection() {
+            loop {
+                let spent = clock.delta_as_nanos(start, clock.raw());
+                if spent >= ns {
+                    return;
+                }
+                inflight::pause(ns - spent, ns - spent);
+            }
+        }
         if ns > SPIN_ALL_NS {
             clock::wait_until(clock, start, ns, SLEEP_MARGIN_NS);
         } else {

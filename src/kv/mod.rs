@@ -37,6 +37,7 @@ use self::expiry::Expiries;
 use self::pacer::Pacer;
 use self::sizes::SizeSampler;
 use self::values::ValuePool;
+use crate::engine::inflight;
 use crate::engine::{Appended, EngineResult, ErrorKind, Existed, ReadBuf, Rows, ScanFn, Session, Values};
 use crate::metrics::{LatencySet, OpKind, Recorder, Tallies};
 
@@ -144,10 +145,18 @@ macro_rules! timed {
 mod open;
 
 fn backoff(attempt: u64) {
-    if attempt < 8 {
+    let micros = if attempt < 8 {
+        0
+    } else {
+        10u64.saturating_mul(1 << (attempt - 8).min(7))
+    };
+    if inflight::in_connection() {
+        // The thread serves other connections meanwhile.
+        let ns = Duration::from_micros(micros).min(MAX_BACKOFF).as_nanos() as u64;
+        inflight::pause(ns, ns);
+    } else if micros == 0 {
         std::thread::yield_now();
     } else {
-        let micros = 10u64.saturating_mul(1 << (attempt - 8).min(7));
         std::thread::sleep(Duration::from_micros(micros).min(MAX_BACKOFF));
     }
 }

@@ -10,8 +10,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::{Kv, backoff};
-use crate::clock;
-use crate::engine::ErrorKind;
+use crate::engine::{ErrorKind, inflight};
 use crate::kv::pace::{PaceSpec, StopSignal, ticks_per_ns};
 use crate::kv::pacer::Pacer;
 use crate::metrics::{LatencySet, OpKind};
@@ -111,7 +110,7 @@ impl Kv {
                 if let Some(e) = self.expiries.next_due() {
                     left = left.min(e.saturating_sub(now_ns));
                 }
-                clock::pause(left, MAX_SLEEP_NS);
+                inflight::pause(left, MAX_SLEEP_NS);
             }
         }
         self.pacer.begin(waited);

@@ -53,7 +53,14 @@ impl Sink for Console {
             Some(b) => b.iter().map(usize::to_string).collect::<Vec<_>>().join(","),
             None => "1 (or the workload's own sweep)".to_string(),
         };
-        writeln!(self.out, "threads: {}  batch: {batch}", threads.join(","))?;
+        let connections = match info.connections.as_slice() {
+            [1] => String::new(),
+            list => format!(
+                "  connections: {}",
+                list.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
+            ),
+        };
+        writeln!(self.out, "threads: {}{connections}  batch: {batch}", threads.join(","))?;
         openloop::header(&mut self.out, info)?;
         for probe in &info.probes {
             writeln!(self.out, "[probe: {}]", probe.name)?;
@@ -72,10 +79,11 @@ impl Sink for Console {
             writeln!(out, "\n=== {} ===", key.workload)?;
             self.current_workload = Some(key.workload.clone());
         }
-        let mut coords = format!(
-            "engine={} {} threads={} batch={}",
-            key.engine, key.engine_version, key.threads, key.batch
-        );
+        let mut coords = format!("engine={} {} threads={}", key.engine, key.engine_version, key.threads);
+        if key.connections != 1 {
+            coords.push_str(&format!(" connections={}", key.connections));
+        }
+        coords.push_str(&format!(" batch={}", key.batch));
         if let Some((param, value)) = &key.sweep
             && param != "batch"
         {
@@ -299,7 +307,10 @@ fn summary(out: &mut dyn Write, rows: &[SummaryRow]) -> io::Result<()> {
             "{:<14} {:<10} {:>7} {:>6} {:<16} {:>12} {:>23} {:>12} {:>7}",
             r.key.workload,
             r.key.engine,
-            r.key.threads,
+            match r.key.connections {
+                1 => r.key.threads.to_string(),
+                c => format!("{}x{c}", r.key.threads),
+            },
             r.key.batch,
             sweep,
             rate(r.wu.median),

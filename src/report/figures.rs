@@ -96,6 +96,7 @@ mod tests {
                 engine: "skiplist".into(),
                 engine_version: "1".into(),
                 threads: 1,
+                connections: 1,
                 batch: 1,
                 batched: false,
                 sweep: None,

@@ -93,9 +93,9 @@ impl Hdr {
             sweep.push_str(&format!(" rate={} ({} arrivals)", rate.text, key.arrival.name()));
         }
         let header = format!(
-            "kvmark {} interval histograms, point {seq}: workload={} engine={} ({}) threads={} batch={}{sweep}\n\
+            "kvmark {} interval histograms, point {seq}: workload={} engine={} ({}) threads={} connections={} batch={}{sweep}\n\
              tags are <phase>.<op>; values are nanoseconds; timestamps are seconds since BaseTime",
-            self.version, key.workload, key.engine, key.engine_version, key.threads, key.batch
+            self.version, key.workload, key.engine, key.engine_version, key.threads, key.connections, key.batch
         );
         let mut builder = IntervalLogWriterBuilder::new();
         builder
@@ -112,10 +112,11 @@ impl Hdr {
 /// `003-mixed-skiplist-t2-b1.hlog`, with a sweep value, a rate, an epoch and its mode
 /// when the point has them.
 pub fn file_name(seq: usize, key: &PointKey) -> String {
-    let mut name = format!(
-        "{seq:03}-{}-{}-t{}-b{}",
-        key.workload, key.engine, key.threads, key.batch
-    );
+    let mut name = format!("{seq:03}-{}-{}-t{}", key.workload, key.engine, key.threads);
+    if key.connections != 1 {
+        name.push_str(&format!("-c{}", key.connections));
+    }
+    name.push_str(&format!("-b{}", key.batch));
     if let Some((param, value)) = &key.sweep
         && param != "batch"
     {

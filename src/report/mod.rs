@@ -42,6 +42,8 @@ pub struct RunInfo {
     pub engine_options: Vec<(String, Vec<(String, String)>)>,
     /// Thread counts swept.
     pub threads: Vec<usize>,
+    /// Connections per thread swept.
+    pub connections: Vec<usize>,
     /// Batch sizes given with --batch, if any.
     pub batch: Option<Vec<usize>>,
     /// Budget per timed phase.

@@ -9,7 +9,7 @@ use crate::result::RunOutcome;
 use crate::run::observer::Sample;
 
 /// Every column, in order. The first nine are keybench's.
-pub const COLUMNS: [&str; 14] = [
+pub const COLUMNS: [&str; 15] = [
     "workload",
     "engine",
     "threads",
@@ -25,6 +25,7 @@ pub const COLUMNS: [&str; 14] = [
     "interval_s",
     "rate",
     "measurement",
+    "connections",
 ];
 
 /// Writes timeline rows to any writer.
@@ -75,11 +76,12 @@ impl Sink for Timeline {
             .as_ref()
             .map_or_else(|| "-".to_string(), |r| tsv_field(&r.text));
         let tail = format!(
-            "{}\t{}\t{:.3}\t{rate}\t{}",
+            "{}\t{}\t{:.3}\t{rate}\t{}\t{}",
             key.batch,
             s.repeat,
             s.elapsed_s - s.start_s,
-            s.point_seq
+            s.point_seq,
+            key.connections
         );
         for (name, v) in s.metrics {
             writeln!(self.out, "{lead}\t{}\t{}\t{tail}", tsv_field(name), value(*v))?;

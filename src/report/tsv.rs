@@ -12,7 +12,7 @@ use crate::result::RunOutcome;
 
 /// Every column, in order. The first 15 are keybench's; the growing-value ones
 /// ([`epochs::TSV_COLUMNS`]) come last.
-pub const COLUMNS: [&str; 63] = concat(OWN_COLUMNS, epochs::TSV_COLUMNS);
+pub const COLUMNS: [&str; 64] = concat(OWN_COLUMNS, epochs::TSV_COLUMNS);
 
 /// `a` then `b` (a compile error unless `C` is the sum of their lengths).
 const fn concat<const A: usize, const B: usize, const C: usize>(
@@ -34,7 +34,7 @@ const fn concat<const A: usize, const B: usize, const C: usize>(
 }
 
 /// The columns before the growing-value ones.
-const OWN_COLUMNS: [&str; 46] = [
+const OWN_COLUMNS: [&str; 47] = [
     "workload",
     "engine",
     "threads",
@@ -53,6 +53,7 @@ const OWN_COLUMNS: [&str; 46] = [
     // kvmark's own, after keybench's.
     "phase",
     "batch",
+    "connections",
     "engine_version",
     "status",
     "repeats",
@@ -166,6 +167,7 @@ impl Sink for Tsv {
                     format!("{:.3}", view.ops.median),
                     tsv_field(view.name),
                     key.batch.to_string(),
+                    key.connections.to_string(),
                     tsv_field(&key.engine_version),
                     p.status.word().to_string(),
                     p.repeats.len().to_string(),

@@ -43,6 +43,8 @@ pub struct PointKey {
     pub engine_version: String,
     /// Worker threads.
     pub threads: usize,
+    /// Connections per thread (`--connections`), each a worker with its own session.
+    pub connections: usize,
     /// Batch size (1 for workloads that do not batch).
     pub batch: usize,
     /// Whether the workload sweeps the batch size.
@@ -70,7 +72,11 @@ impl PointKey {
 
     /// A compact label for progress lines and messages: "mixed skiplist t2 b1".
     pub fn label(&self) -> String {
-        let mut s = format!("{} {} t{} b{}", self.workload, self.engine, self.threads, self.batch);
+        let mut s = format!("{} {} t{}", self.workload, self.engine, self.threads);
+        if self.connections != 1 {
+            s.push_str(&format!(" c{}", self.connections));
+        }
+        s.push_str(&format!(" b{}", self.batch));
         if let Some((param, value)) = &self.sweep
             && param != "batch"
         {

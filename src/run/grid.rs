@@ -14,10 +14,20 @@ use crate::kv::pace::Rate;
 use crate::result::{PointStatus, RunOutcome, SummaryRow};
 use crate::workload::{SweepValue, Workload};
 
+impl Cell {
+    /// Workers of the cell: each connection of each thread runs units with its own
+    /// program and session.
+    pub(in crate::run) fn workers(&self) -> usize {
+        self.threads * self.connections
+    }
+}
+
 /// One cell's coordinates before the engine version is known.
 #[derive(Clone)]
 pub(in crate::run) struct Cell {
     pub(in crate::run) threads: usize,
+    /// Connections per thread: the cell has threads x connections workers.
+    pub(in crate::run) connections: usize,
     pub(in crate::run) batch: usize,
     pub(in crate::run) sweep: SweepPoint,
     pub(in crate::run) rate: Option<Rate>,
@@ -65,6 +75,7 @@ pub fn execute(plan: &Plan, observer: &dyn Observer, abort: &Arc<AtomicBool>) ->
                     let load_threads = plan.load_threads.unwrap_or(*plan.threads.iter().max().unwrap_or(&1));
                     let cell = Cell {
                         threads: load_threads,
+                        connections: *plan.connections.iter().max().unwrap_or(&1),
                         batch: batches[0],
                         sweep: sweep.clone(),
                         rate: None,
@@ -76,11 +87,16 @@ pub fn execute(plan: &Plan, observer: &dyn Observer, abort: &Arc<AtomicBool>) ->
                 } else {
                     plan.rates.iter().cloned().map(Some).collect()
                 };
-                for &threads in &plan.threads {
+                for (threads, connections) in plan
+                    .threads
+                    .iter()
+                    .flat_map(|&t| plan.connections.iter().map(move |&c| (t, c)))
+                {
                     for &batch in &batches {
                         for rate in &rates {
                             let cell = Cell {
                                 threads,
+                                connections,
                                 batch,
                                 sweep: sweep.clone(),
                                 rate: rate.clone(),

@@ -23,6 +23,9 @@ pub struct Plan {
     pub engine_options: BTreeMap<String, EngineOptions>,
     /// Thread counts to sweep.
     pub threads: Vec<usize>,
+    /// Connections per thread to sweep (`--connections`): each is a worker with its
+    /// own session, and a thread runs its connections' requests concurrently.
+    pub connections: Vec<usize>,
     /// Batch sizes given with `--batch` (None: the workload's own sweep, or 1).
     pub batch: Option<Vec<usize>>,
     /// Budget of each timed phase that has none of its own.

@@ -52,6 +52,7 @@ impl Runner<'_> {
             engine: self.engine.name.to_string(),
             engine_version: (self.engine.version)(),
             threads: cell.threads,
+            connections: cell.connections,
             batch: cell.batch,
             batched,
             sweep: cell.sweep.clone(),
@@ -66,6 +67,7 @@ impl Runner<'_> {
         &'b self,
         store: &'b OpenStore,
         threads: usize,
+        connections: usize,
         batch: usize,
         sweep: Option<(String, SweepValue)>,
         sample_as: SampleAs<'b>,
@@ -84,6 +86,7 @@ impl Runner<'_> {
             store: store.store.as_ref(),
             params: &self.plan.params,
             threads,
+            connections,
             batch,
             sweep,
             clock: self.clock,
@@ -110,7 +113,14 @@ impl Runner<'_> {
                 seed: self.plan.params.seed,
             }),
             warmup: self.plan.warmup,
-            ..self.crew(store, cell.threads, cell.batch, cell.sweep.clone(), sample_as)
+            ..self.crew(
+                store,
+                cell.threads,
+                cell.connections,
+                cell.batch,
+                cell.sweep.clone(),
+                sample_as,
+            )
         }
     }
 
@@ -139,7 +149,14 @@ impl Runner<'_> {
         let mut progress = Progress::loading(self.wl.name(), self.engine.name, threads);
         let key = self.key(cell, batched);
         let sample_as = SampleAs { key: &key, seq, repeat };
-        let crew = self.crew(&store, threads, cell.batch, cell.sweep.clone(), sample_as);
+        let crew = self.crew(
+            &store,
+            threads,
+            cell.connections,
+            cell.batch,
+            cell.sweep.clone(),
+            sample_as,
+        );
         let outcome = crew::run(&crew, &[Step::Load], &mut progress);
         let dropped = match outcome.end {
             CrewEnd::Done => load_errors(&outcome.steps[0].rec),
@@ -226,6 +243,7 @@ impl Runner<'_> {
                 None => {
                     let load_cell = Cell {
                         threads: self.plan.load_threads.unwrap_or(cell.threads),
+                        connections: cell.connections,
                         batch: cell.batch,
                         sweep: cell.sweep.clone(),
                         rate: None,
@@ -257,7 +275,7 @@ impl Runner<'_> {
             {
                 point.status = PointStatus::Failed(format!("{label}: {e}"));
             }
-            let mut thread_units = vec![0u64; cell.threads];
+            let mut thread_units = vec![0u64; cell.workers()];
             let mut phase_runs = Vec::new();
             for (i, step) in outcome.steps.iter().enumerate() {
                 for (t, u) in step.thread_units.iter().enumerate() {

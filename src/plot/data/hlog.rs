@@ -99,7 +99,7 @@ fn parse_header(line: &str) -> BTreeMap<String, String> {
             // The sweep of a batched workload repeats batch=; the first one is the
             // point's batch either way.
             out.entry(k.to_string()).or_insert_with(|| v.to_string());
-            if !["workload", "engine", "threads", "batch", "rate"].contains(&k) {
+            if !["workload", "engine", "threads", "connections", "batch", "rate"].contains(&k) {
                 out.insert("sweep_param".to_string(), k.to_string());
                 out.insert("sweep_value".to_string(), v.to_string());
             }

@@ -19,8 +19,17 @@ use self::tsv::Table;
 use crate::report::bundle::{HDR_DIR, POINTS_TSV, RESULTS_JSON, TIMELINE_TSV};
 
 /// A point's coordinates apart from the engine, as a short label ("t2 b8 @5000").
-pub fn cell_label(threads: usize, batch: usize, sweep: Option<&(String, String)>, rate: Option<&str>) -> String {
+pub fn cell_label(
+    threads: usize,
+    connections: usize,
+    batch: usize,
+    sweep: Option<&(String, String)>,
+    rate: Option<&str>,
+) -> String {
     let mut parts = vec![format!("t{threads}")];
+    if connections != 1 {
+        parts.push(format!("c{connections}"));
+    }
     if batch != 1 {
         parts.push(format!("b{batch}"));
     }
@@ -75,6 +84,7 @@ impl RunData {
             g("workload") == Some(p.workload.as_str())
                 && g("engine") == Some(p.engine.as_str())
                 && g("threads") == Some(p.threads.to_string().as_str())
+                && g("connections").unwrap_or("1") == p.connections.to_string()
                 && g("batch") == Some(p.batch.to_string().as_str())
                 && g("rate") == p.rate.as_ref().map(|r| r.text.as_str())
                 && match &p.sweep {

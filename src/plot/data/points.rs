@@ -90,6 +90,8 @@ pub struct Point {
     pub engine_version: String,
     /// Worker threads.
     pub threads: usize,
+    /// Connections per thread (1 in reports older than `--connections`).
+    pub connections: usize,
     /// Batch size.
     pub batch: usize,
     /// The workload's own sweep (parameter, value), other than batch.
@@ -119,6 +121,7 @@ impl Point {
     pub fn cell_label(&self) -> String {
         super::cell_label(
             self.threads,
+            self.connections,
             self.batch,
             self.sweep.as_ref(),
             self.rate.as_ref().map(|r| r.text.as_str()),
@@ -225,6 +228,7 @@ pub fn from_json(doc: &Value, path: &Path, notes: &mut Vec<String>) -> Vec<Point
             engine: text(p, "engine"),
             engine_version: text(p, "engine_version"),
             threads: p.get("threads").and_then(Value::as_u64).unwrap_or(1) as usize,
+            connections: p.get("connections").and_then(Value::as_u64).unwrap_or(1) as usize,
             batch: p.get("batch").and_then(Value::as_u64).unwrap_or(1) as usize,
             sweep,
             rate,
@@ -248,6 +252,7 @@ pub fn from_tsv(t: &Table) -> Vec<Point> {
         "workload",
         "engine",
         "threads",
+        "connections",
         "sweep_param",
         "sweep_value",
         "batch",
@@ -337,6 +342,7 @@ fn point_of(t: &Table, rows: &[usize]) -> Option<Point> {
         engine: s("engine"),
         engine_version: s("engine_version"),
         threads: t.num(r0, "threads").unwrap_or(1.0) as usize,
+        connections: t.num(r0, "connections").unwrap_or(1.0) as usize,
         batch: t.num(r0, "batch").unwrap_or(1.0) as usize,
         sweep,
         achieved: t.num(r0, "achieved").map(|a| Spread {

@@ -33,6 +33,8 @@ pub struct Track {
     pub threads: usize,
     /// Loader threads of the load phase.
     pub load_threads: Option<usize>,
+    /// Connections per thread of the timed phases.
+    pub connections: usize,
     /// Batch size.
     pub batch: usize,
     /// The workload's sweep (param, value), other than batch.
@@ -99,7 +101,13 @@ impl Track {
 
     /// The point coordinates apart from the engine, as a short label ("t2 b8").
     pub fn cell_label(&self) -> String {
-        super::cell_label(self.threads, self.batch, self.sweep.as_ref(), self.rate.as_deref())
+        super::cell_label(
+            self.threads,
+            self.connections,
+            self.batch,
+            self.sweep.as_ref(),
+            self.rate.as_deref(),
+        )
     }
 }
 
@@ -155,6 +163,7 @@ pub fn tracks(t: &Table) -> Vec<Track> {
         } else {
             // Load rows carry no rate; the timed rows say which point this is.
             track.threads = threads;
+            track.connections = t.num(r, "connections").unwrap_or(1.0) as usize;
             track.rate = Some(g("rate")).filter(|r| *r != "-").map(str::to_string);
         }
         let phase = match track.phases.iter().position(|p| p == phase_name) {
@@ -183,6 +192,7 @@ pub fn tracks(t: &Table) -> Vec<Track> {
         if track.threads == 0 {
             track.threads = track.load_threads.unwrap_or(1);
         }
+        track.connections = track.connections.max(1);
     }
     out
 }

@@ -109,6 +109,7 @@ pub fn all(ctx: &Ctx<'_>) -> Vec<Figure> {
     let mut out = Vec::new();
     out.extend(summary::throughput(ctx));
     out.extend(summary::scaling(ctx));
+    out.extend(summary::connections(ctx));
     out.extend(summary::batch(ctx));
     out.extend(latency::summary(ctx));
     out.extend(latency::spectrum(ctx));
@@ -138,7 +139,7 @@ pub fn group_by<T, K: PartialEq + Clone>(
 }
 
 /// A point's coordinates as a sortable key: threads, batch, sweep, rate.
-pub fn cell_order(p: &Point) -> (usize, usize, String, u64) {
+pub fn cell_order(p: &Point) -> (usize, usize, usize, String, u64) {
     let sweep = p.sweep.as_ref().map_or(String::new(), |(k, v)| {
         // Numbers sort as numbers.
         match v.parse::<f64>() {
@@ -147,12 +148,13 @@ pub fn cell_order(p: &Point) -> (usize, usize, String, u64) {
         }
     });
     let rate = p.rate.as_ref().map_or(0, |r| r.per_s.max(0.0) as u64);
-    (p.threads, p.batch, sweep, rate)
+    (p.threads, p.connections, p.batch, sweep, rate)
 }
 
 /// Title fragments naming a point's coordinates: "threads 2, batch 8, rate 5000".
 pub fn coords(
     threads: Option<usize>,
+    connections: Option<usize>,
     batch: Option<usize>,
     sweep: Option<&(String, String)>,
     rate: Option<&str>,
@@ -160,6 +162,9 @@ pub fn coords(
     let mut parts = Vec::new();
     if let Some(t) = threads {
         parts.push(format!("threads {t}"));
+    }
+    if let Some(c) = connections.filter(|&c| c != 1) {
+        parts.push(format!("connections {c}"));
     }
     if let Some(b) = batch {
         parts.push(format!("batch {b}"));
@@ -185,6 +190,7 @@ pub fn slug(cell: &str) -> String {
 pub fn point_coords(p: &Point) -> String {
     coords(
         Some(p.threads),
+        Some(p.connections),
         Some(p.batch),
         p.sweep.as_ref(),
         p.rate.as_ref().map(|r| r.text.as_str()),

@@ -93,6 +93,7 @@ type Fixed = (
     String,
     Option<usize>,
     Option<usize>,
+    Option<usize>,
     Option<(String, String)>,
     Option<String>,
 );
@@ -108,7 +109,7 @@ fn sweep_figures(
     both: bool,
 ) -> Vec<Figure> {
     let mut out = Vec::new();
-    for ((workload, threads, batch, sweep, rate), points) in group_by(ctx.points(), |(_, p)| fixed(p)) {
+    for ((workload, threads, connections, batch, sweep, rate), points) in group_by(ctx.points(), |(_, p)| fixed(p)) {
         let mut xs: Vec<usize> = points.iter().map(|(_, p)| x_of(p)).collect();
         xs.sort_unstable();
         xs.dedup();
@@ -121,7 +122,7 @@ fn sweep_figures(
         } else {
             Axis::linear(x_label, Unit::Count)
         };
-        let what = coords(threads, batch, sweep.as_ref(), rate.as_deref());
+        let what = coords(threads, connections, batch, sweep.as_ref(), rate.as_deref());
         let title = match what.is_empty() {
             true => format!("{family}: {workload}"),
             false => format!("{family}: {workload}, {what}"),
@@ -129,6 +130,7 @@ fn sweep_figures(
         let mut name = format!("{family}-{workload}");
         for part in [
             threads.map(|t| format!("t{t}")),
+            connections.filter(|&c| c != 1).map(|c| format!("c{c}")),
             batch.map(|b| format!("b{b}")),
             sweep.as_ref().map(|(k, v)| format!("{k}{v}")),
             rate.as_ref().map(|r| format!("r{r}")),
@@ -179,12 +181,35 @@ pub fn scaling(ctx: &Ctx<'_>) -> Vec<Figure> {
             (
                 p.workload.clone(),
                 None,
+                Some(p.connections),
                 Some(p.batch),
                 p.sweep.clone(),
                 p.rate.as_ref().map(|r| r.text.clone()),
             )
         },
         "threads",
+        false,
+    )
+}
+
+/// Throughput against connections per thread (requests in flight), one line per
+/// engine.
+pub fn connections(ctx: &Ctx<'_>) -> Vec<Figure> {
+    sweep_figures(
+        ctx,
+        "connections",
+        |p| p.connections,
+        |p| {
+            (
+                p.workload.clone(),
+                Some(p.threads),
+                None,
+                Some(p.batch),
+                p.sweep.clone(),
+                p.rate.as_ref().map(|r| r.text.clone()),
+            )
+        },
+        "connections per thread",
         false,
     )
 }
@@ -199,6 +224,7 @@ pub fn batch(ctx: &Ctx<'_>) -> Vec<Figure> {
             (
                 p.workload.clone(),
                 Some(p.threads),
+                Some(p.connections),
                 None,
                 p.sweep.clone(),
                 p.rate.as_ref().map(|r| r.text.clone()),
@@ -214,8 +240,8 @@ pub fn batch(ctx: &Ctx<'_>) -> Vec<Figure> {
 pub fn rate(ctx: &Ctx<'_>) -> Vec<Figure> {
     let paced: Vec<DirPoint<'_>> = ctx.points().into_iter().filter(|(_, p)| p.rate.is_some()).collect();
     let mut out = Vec::new();
-    for ((workload, threads, batch, sweep), points) in group_by(paced, |(_, p)| {
-        (p.workload.clone(), p.threads, p.batch, p.sweep.clone())
+    for ((workload, threads, connections, batch, sweep), points) in group_by(paced, |(_, p)| {
+        (p.workload.clone(), p.threads, p.connections, p.batch, p.sweep.clone())
     }) {
         let bytes = points.iter().any(|(_, p)| p.rate.as_ref().is_some_and(|r| r.bytes));
         let unit = if bytes { Unit::BytesPerSec } else { Unit::PerSec };
@@ -236,9 +262,14 @@ pub fn rate(ctx: &Ctx<'_>) -> Vec<Figure> {
         } else {
             Axis::linear(label, unit)
         };
-        let what = coords(Some(threads), Some(batch), sweep.as_ref(), None);
+        let what = coords(Some(threads), Some(connections), Some(batch), sweep.as_ref(), None);
+        let conns = if connections == 1 {
+            String::new()
+        } else {
+            format!("-c{connections}")
+        };
         let mut fig = Figure::new(
-            format!("rate-{workload}-t{threads}-b{batch}"),
+            format!("rate-{workload}-t{threads}{conns}-b{batch}"),
             "rate",
             format!("latency against target rate: {workload}, {what}"),
         );

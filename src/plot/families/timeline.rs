@@ -92,7 +92,13 @@ pub fn per_point(ctx: &Ctx<'_>) -> Vec<Figure> {
             .count();
         let mut title = format!(
             "timeline: {workload}, {}",
-            super::coords(Some(t0.threads), Some(t0.batch), t0.sweep.as_ref(), t0.rate.as_deref())
+            super::coords(
+                Some(t0.threads),
+                Some(t0.connections),
+                Some(t0.batch),
+                t0.sweep.as_ref(),
+                t0.rate.as_deref()
+            )
         );
         if repeats > 1 {
             title.push_str(&format!(" (repeat {} of {repeats})", t0.repeat));

@@ -24,7 +24,7 @@ pub(super) fn lead(
     let (crew, steps, gate, live) = (ctx.crew, ctx.steps, &ctx.gate, &ctx.live);
     let stop_before: &AtomicUsize = &ctx.stop_before;
     let warm_step = ctx.warm_step;
-    let n = crew.threads;
+    let n = crew.workers();
     let mut out = CrewOutcome {
         steps: Vec::new(),
         end: CrewEnd::Done,

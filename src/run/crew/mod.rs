@@ -24,6 +24,7 @@ mod worker;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
+use std::task::Waker;
 use std::time::Duration;
 
 use quanta::Clock;
@@ -33,7 +34,7 @@ pub use self::step::{CrewEnd, CrewOutcome, Step, StepOutcome};
 use super::bulk::steps::Slot;
 pub use super::live::{Live, Mailbox, Piece};
 use super::sampler::{Sampler, SamplerCtx};
-use crate::engine::Store;
+use crate::engine::{Store, inflight};
 use crate::kv::ValueSizes;
 use crate::kv::pace::PaceSpec;
 use crate::metrics::Recorder;
@@ -49,6 +50,9 @@ pub struct Crew<'a> {
     pub params: &'a Params,
     /// Number of threads.
     pub threads: usize,
+    /// Connections per thread: each is a worker with its own program and session
+    /// (see [`crate::engine::inflight`]); 1 runs each thread's worker on the thread.
+    pub connections: usize,
     /// Batch size for ctx.batch.
     pub batch: usize,
     /// The workload sweep value for ctx.
@@ -68,6 +72,14 @@ pub struct Crew<'a> {
     /// The value sizes that inserts and updates of timed steps draw from (epochs),
     /// read at the start of each timed step.
     pub value_sizes: Option<&'a Slot<ValueSizes>>,
+}
+
+impl Crew<'_> {
+    /// The crew's workers: one per connection of each thread. Budgets, schedules and
+    /// the workload's ctx.thread / ctx.threads are shared out over workers.
+    pub fn workers(&self) -> usize {
+        self.threads * self.connections.max(1)
+    }
 }
 
 /// What the lead and every worker of one crew run share.
@@ -114,6 +126,9 @@ pub(super) enum Msg {
 pub(super) struct Gate {
     state: Mutex<(usize, bool)>,
     cv: Condvar,
+    /// Connections waiting for a step (see [`crate::engine::inflight`]): they cannot
+    /// block their thread, which runs other connections, so they suspend and are woken.
+    parked: Mutex<Vec<Waker>>,
 }
 
 impl Gate {
@@ -121,17 +136,24 @@ impl Gate {
         Gate {
             state: Mutex::new((0, false)),
             cv: Condvar::new(),
+            parked: Mutex::new(Vec::new()),
         }
     }
 
     pub(super) fn release(&self, steps: usize) {
         self.state.lock().unwrap_or_else(|p| p.into_inner()).0 = steps;
-        self.cv.notify_all();
+        self.wake_all();
     }
 
     pub(super) fn cancel(&self) {
         self.state.lock().unwrap_or_else(|p| p.into_inner()).1 = true;
+        self.wake_all();
+    }
+
+    fn wake_all(&self) {
         self.cv.notify_all();
+        let parked = std::mem::take(&mut *self.parked.lock().unwrap_or_else(|p| p.into_inner()));
+        parked.into_iter().for_each(Waker::wake);
     }
 
     /// Waits until step `i` is open; false when the crew was cancelled instead.
@@ -144,14 +166,24 @@ impl Gate {
             if g.0 > i {
                 return true;
             }
-            g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner());
+            match inflight::current_waker() {
+                Some(waker) => {
+                    // Parked while the state lock is held, so a release cannot slip
+                    // between the check above and the park.
+                    self.parked.lock().unwrap_or_else(|p| p.into_inner()).push(waker);
+                    drop(g);
+                    inflight::suspend();
+                    g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+                }
+                None => g = self.cv.wait(g).unwrap_or_else(|p| p.into_inner()),
+            }
         }
     }
 }
 
 /// Runs `steps` on the crew's threads and gathers their results.
 pub fn run(crew: &Crew<'_>, steps: &[Step], monitor: &mut dyn Monitor) -> CrewOutcome {
-    let n = crew.threads;
+    let n = crew.workers();
     let ctx = Ctx {
         crew,
         steps,
@@ -169,14 +201,32 @@ pub fn run(crew: &Crew<'_>, steps: &[Step], monitor: &mut dyn Monitor) -> CrewOu
     let (tx, rx) = mpsc::channel::<Msg>();
 
     std::thread::scope(|scope| {
-        let mut threads = Vec::with_capacity(n + 1);
-        for t in 0..n {
+        let mut threads = Vec::with_capacity(crew.threads + 1);
+        let connections = crew.connections.max(1);
+        for t in 0..crew.threads {
             let tx = tx.clone();
             let ctx = &ctx;
+            let body = move || {
+                if connections == 1 {
+                    return worker::worker(ctx, t, tx);
+                }
+                // Workers t*C .. t*C+C-1 share this thread as its connections.
+                let run =
+                    inflight::run_connections(connections, |c| worker::worker(ctx, t * connections + c, tx.clone()));
+                if let Err(e) = run {
+                    // Every worker of this thread that did not start reports the
+                    // failure, so the lead is not left waiting for them.
+                    for _ in 0..connections {
+                        let _ = tx.send(Msg::Ready(Err(format!(
+                            "cannot start the connections of thread {t}: {e}"
+                        ))));
+                    }
+                }
+            };
             threads.push(
                 std::thread::Builder::new()
                     .name(format!("kvmark-w{t}"))
-                    .spawn_scoped(scope, move || worker::worker(ctx, t, tx))
+                    .spawn_scoped(scope, body)
                     .expect("spawn a worker thread"),
             );
         }

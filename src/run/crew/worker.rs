@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use super::{Ctx, Msg, Ran, Step};
+use crate::engine::inflight;
 use crate::kv::Kv;
 use crate::kv::pace::StopSignal;
 use crate::metrics::Recorder;
@@ -47,7 +48,7 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>) {
                 params: crew.params.clone(),
                 batch: crew.batch,
                 thread: t,
-                threads: crew.threads,
+                threads: crew.workers(),
                 sweep: crew.sweep.clone(),
             };
             crew.workload.program(&ctx, kv).map_err(|e| e.to_string())
@@ -86,12 +87,12 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>) {
                 phase, budget, pace, ..
             } => {
                 let quota = match budget {
-                    Budget::Ops(total) => Some(share(*total, crew.threads, t)),
+                    Budget::Ops(total) => Some(share(*total, crew.workers(), t)),
                     Budget::Secs(_) => None,
                 };
                 if let Some(spec) = pace.as_ref().or(crew.pace.as_ref()) {
                     let stop = StopSignal::new(Arc::clone(stop_before), i);
-                    program.kv().start_pacing(spec, crew.threads, t, stop);
+                    program.kv().start_pacing(spec, crew.workers(), t, stop);
                 }
                 if let Some(slot) = crew.value_sizes {
                     program
@@ -115,7 +116,7 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>) {
             }
             Step::Fill { source, .. } => {
                 let stop = || stop_before.load(Ordering::Relaxed) > i || crew.abort.load(Ordering::Relaxed);
-                let r = steps::fill(program.kv(), source, t, crew.threads, live, &stop);
+                let r = steps::fill(program.kv(), source, t, crew.workers(), live, &stop);
                 ran.units = r.done;
                 r.error.map_or(Ok(()), |e| Err(WorkloadError::Runtime(e)))
             }
@@ -218,6 +219,9 @@ impl Seat<'_, '_> {
             if got < want {
                 break;
             }
+            // Other connections of this thread get their turn (a no-op on a plain
+            // thread); a server engine's verbs also give it whenever they wait.
+            inflight::yield_now();
             if took < CHUNK_MIN_NS {
                 chunk = (chunk * 2).min(CHUNK_CAP);
             } else if took > CHUNK_MAX_NS {

@@ -133,6 +133,7 @@ impl CellRun<'_> {
             store: store.store.as_ref(),
             params,
             threads: self.cell.threads,
+            connections: self.cell.connections,
             batch: self.cell.batch,
             sweep: self.cell.sweep.clone(),
             clock: self.r.clock,
@@ -557,7 +558,7 @@ impl MainMonitor<'_, '_> {
             &self.run.selector,
             &ep.extend_len,
             self.run.r.plan.max_value_bytes,
-            self.run.cell.threads,
+            self.run.cell.workers(),
             self.run.seed_for(0x6578_7465_6e64, e),
         );
         let index = Arc::new(index);

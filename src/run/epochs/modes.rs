@@ -28,7 +28,7 @@ impl MainMonitor<'_, '_> {
     /// each worker of the restore loads whole files.
     fn dump_ranges(&self) -> usize {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        cpus.max(self.run.cell.threads)
+        cpus.max(self.run.cell.workers())
     }
 
     /// Runs the other modes of epoch `e` on fresh stores. Their failures go into their
