@@ -60,15 +60,19 @@ fn namespaces_of(engine: &str, pid: u32) -> BTreeSet<String> {
         "postgres" => {
             let url = std::env::var("KVMARK_POSTGRES_URL")
                 .unwrap_or_else(|_| "postgres://kvmark@127.0.0.1:5432/kvmark".into());
-            let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-            c.query(
-                "SELECT tablename::text FROM pg_tables WHERE starts_with(tablename, $1)",
-                &[&prefix],
-            )
-            .unwrap()
-            .iter()
-            .map(|r| r.get(0))
-            .collect()
+            kvmark::engine::inflight::block_on(async {
+                let (c, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.unwrap();
+                tokio::spawn(connection);
+                c.query(
+                    "SELECT tablename::text FROM pg_tables WHERE starts_with(tablename, $1)",
+                    &[&prefix],
+                )
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| r.get(0))
+                .collect()
+            })
         }
         other => panic!("not a server engine: {other}"),
     }
@@ -361,4 +365,89 @@ fn passwords_in_server_urls_never_reach_the_output_or_a_report() {
         "{listing}"
     );
     assert!(!listing.contains(SECRET), "{listing}");
+}
+
+#[test]
+fn sessions_work_inside_the_connections_of_one_thread() {
+    use kvmark::engine::inflight::run_connections;
+    use kvmark::engine::storage::fresh_namespace;
+    use kvmark::engine::{OpenRequest, ReadBuf, StorePlace};
+    for name in ["redis", "postgres"] {
+        let Some(info) = reachable(name) else { continue };
+        let options = EngineOptions::new();
+        let ns = fresh_namespace(name);
+        let store = (info.open)(&OpenRequest::new(StorePlace::Namespace(ns.clone()), &options)).unwrap();
+        // Made on this thread outside any connection, then used inside one: the
+        // session connects again on the connections' runtime.
+        let outside = std::sync::Mutex::new(Some(store.session().unwrap()));
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        run_connections(8, |c| {
+            let mut s = match c {
+                0 => outside.lock().unwrap().take().unwrap(),
+                _ => store.session().unwrap(),
+            };
+            let mut out = ReadBuf::new();
+            for i in 0..40 {
+                let k = format!("c{c}-{i}");
+                s.put(k.as_bytes(), k.as_bytes()).unwrap();
+                assert!(s.get(k.as_bytes(), &mut out).unwrap(), "{name}: {k}");
+                assert_eq!(&out[..], k.as_bytes(), "{name}");
+            }
+            done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        })
+        .unwrap();
+        assert_eq!(done.into_inner(), 8);
+        let stats = store.stats();
+        let reconnects = stats.iter().find(|(k, _)| k == "reconnects").map(|(_, v)| *v);
+        assert_eq!(reconnects, Some(0.0), "{name}: moving a session is not a fault");
+        store.close().unwrap();
+        (info.storage.server().unwrap().remove)(&options, &ns).unwrap();
+    }
+}
+
+#[test]
+fn a_server_that_never_answers_fails_each_engine_within_its_timeout() {
+    // Accepts connections and never says a word.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let held = std::thread::spawn(move || {
+        let mut conns = Vec::new();
+        for c in listener.incoming().take(16) {
+            conns.push(c);
+        }
+    });
+    let redis = format!("redis.url=redis://127.0.0.1:{port}");
+    let postgres = format!("postgres.url=postgres://kvmark@127.0.0.1:{port}/kvmark");
+    let started = Instant::now();
+    let o = kvmark(&[
+        "--backend",
+        "redis,postgres",
+        "--engine-opt",
+        &redis,
+        "--engine-opt",
+        "redis.timeout=300ms",
+        "--engine-opt",
+        &postgres,
+        "--engine-opt",
+        "postgres.timeout=300ms",
+        "--ops",
+        "100",
+        &bundled("mixed.lua"),
+    ]);
+    let took = started.elapsed();
+    assert_exit(&o, 1);
+    let out = stdout(&o);
+    for name in ["redis", "postgres"] {
+        let failed = out
+            .lines()
+            .find(|l| l.starts_with(&format!("FAILED: mixed {name} ")))
+            .unwrap_or_default();
+        assert!(
+            failed.contains(&format!("engine {name}: ")) && failed.contains("no reply within the timeout of 300ms"),
+            "{name}: {out}"
+        );
+    }
+    // Opening and removing, each bounded by the timeout, for two engines.
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+    drop(held);
 }

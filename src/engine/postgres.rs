@@ -20,16 +20,18 @@
 //! (atomic; nothing written means Skipped); `delete_range` one DELETE. A deadlock or a
 //! serialization failure is reported as busy (the harness retries and counts it).
 //!
-//! Sessions wait through [`inflight::block_on`](super::inflight::block_on); creating
-//! and dropping tables and the server statistics use the blocking `postgres` client.
+//! Sessions wait through [`inflight::block_on`](super::inflight::block_on). Creating
+//! and dropping tables, the probe and the server statistics use the same async client
+//! on connections of their own, each exchange within the timeout.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use postgres::NoTls;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::Type;
-use tokio_postgres::{Client, Config, Statement};
+use tokio_postgres::{Client, Config, NoTls, Statement};
+
+use super::inflight::block_on;
 
 use super::net::{self, Connector, Fault, Link, LinkStats};
 use super::{
@@ -61,8 +63,7 @@ static SERVER: ServerKind = ServerKind {
     address: |o| net::mask_password(&KNOBS.parse(o).unwrap_or_else(|_| start()).url).into_owned(),
     probe: |o| {
         let s = KNOBS.parse(o).map_err(|e| e.message)?;
-        let mut c = admin_client(&s).map_err(|e| PgError(e).to_string())?;
-        c.simple_query("SELECT 1").map(drop).map_err(|e| PgError(e).to_string())
+        admin(&s, "probe", async |c| c.simple_query("SELECT 1").await.map(drop)).map_err(|e| e.message)
     },
     remove,
 };
@@ -167,19 +168,41 @@ impl std::fmt::Display for PgError {
     }
 }
 
-/// A blocking client for work outside sessions, bounded by the timeout.
-fn admin_client(s: &Settings) -> Result<postgres::Client, tokio_postgres::Error> {
-    let mut config: postgres::Config = s.url.parse()?;
-    config.connect_timeout(s.timeout);
-    let mut client = config.connect(NoTls)?;
-    // A statement that outlives the timeout (a lock held by a stuck session) fails.
-    let _ = client.batch_execute(&format!("SET statement_timeout = {}", s.timeout.as_millis()));
+/// Opens a connection whose socket the running runtime serves (until the client is
+/// dropped).
+async fn connect(s: &Settings) -> Result<Client, PgError> {
+    let config: Config = s.url.parse().map_err(PgError)?;
+    let (client, connection) = config.connect(NoTls).await.map_err(PgError)?;
+    tokio::spawn(connection);
     Ok(client)
 }
 
-/// "engine postgres: WHAT: ERROR".
-fn admin_err(what: &str, e: tokio_postgres::Error) -> EngineError {
-    EngineError::other(format!("engine {ENGINE}: {what}: {}", PgError(e)))
+/// Runs `f` on a connection of its own, for work outside sessions (creating and
+/// dropping tables, the probe), all of it within the timeout. This is the async client
+/// through [`block_on`] rather than the blocking `postgres` client, whose timeout covers
+/// only the TCP connect: a server that accepts and never answers would hang it.
+fn admin<T>(
+    s: &Settings,
+    what: &str,
+    f: impl AsyncFnOnce(&Client) -> Result<T, tokio_postgres::Error>,
+) -> EngineResult<T> {
+    let url = net::mask_password(&s.url);
+    let fail = |why: &dyn std::fmt::Display| EngineError::other(format!("engine {ENGINE}: {what} at {url}: {why}"));
+    block_on(async {
+        let work = async {
+            let client = connect(s).await?;
+            let out = f(&client).await.map_err(PgError);
+            drop(client);
+            // Lets the connection's task see the client gone and close its socket.
+            tokio::task::yield_now().await;
+            out
+        };
+        match tokio::time::timeout(s.timeout, work).await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(fail(&e)),
+            Err(_) => Err(fail(&format_args!("no reply within the timeout of {:?}", s.timeout))),
+        }
+    })
 }
 
 /// The table's name, quoted.
@@ -189,10 +212,10 @@ fn table(name: &str) -> String {
 
 fn remove(o: &EngineOptions, name: &str) -> EngineResult<()> {
     let s = KNOBS.parse(o)?;
-    let what = format!("dropping table {name} at {}", net::mask_password(&s.url));
-    let mut c = admin_client(&s).map_err(|e| admin_err(&what, e))?;
-    c.batch_execute(&format!("DROP TABLE IF EXISTS {}", table(name)))
-        .map_err(|e| admin_err(&what, e))
+    let drop_table = format!("DROP TABLE IF EXISTS {}", table(name));
+    admin(&s, &format!("dropping table {name}"), async |c| {
+        c.batch_execute(&drop_table).await
+    })
 }
 
 /// The WAL position in bytes, read with a statement all versions since 10 know.
@@ -201,18 +224,24 @@ const SQL_WAL: &str = "SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::float8";
 fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
     let name = req.namespace(ENGINE)?;
     let settings = KNOBS.parse(req.options)?;
-    let url = net::mask_password(&settings.url).into_owned();
-    let mut admin = admin_client(&settings).map_err(|e| admin_err(&format!("cannot connect to {url}"), e))?;
     let create = format!(
         "CREATE {}TABLE IF NOT EXISTS {} (k bytea PRIMARY KEY, v bytea NOT NULL) WITH (fillfactor = {})",
         if settings.unlogged { "UNLOGGED " } else { "" },
         table(name),
         settings.fillfactor
     );
-    admin
-        .batch_execute(&create)
-        .map_err(|e| admin_err(&format!("creating table {name}"), e))?;
-    let wal_at_open = admin.query_one(SQL_WAL, &[]).ok().and_then(|r| r.try_get(0).ok());
+    let wal_at_open = admin(&settings, &format!("creating table {name}"), async |c| {
+        c.batch_execute(&create).await?;
+        Ok(c.query_one(SQL_WAL, &[]).await.ok().and_then(|r| r.try_get(0).ok()))
+    })?;
+    let stats = Link::open(
+        AdminConnector {
+            settings: settings.clone(),
+        },
+        settings.timeout,
+        Arc::default(),
+    )
+    .ok();
     Ok(Box::new(PgStore {
         shared: Arc::new(Shared {
             settings,
@@ -220,7 +249,7 @@ fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
             cap: req.max_value_bytes,
             links: Arc::default(),
         }),
-        admin: Mutex::new(Some(admin)),
+        stats: Mutex::new(stats),
         wal_at_open,
     }))
 }
@@ -235,8 +264,9 @@ struct Shared {
 
 struct PgStore {
     shared: Arc<Shared>,
-    /// The sampler's client; None after it failed, until it reconnects.
-    admin: Mutex<Option<postgres::Client>>,
+    /// The sampler's connection (reconnecting on the sampler's thread, with backoff
+    /// while the server is away); None if it could not connect at open.
+    stats: Mutex<Option<Link<AdminConnector>>>,
     /// The WAL position when the store opened, for the WAL bytes written since.
     wal_at_open: Option<f64>,
 }
@@ -262,28 +292,50 @@ const SQL_CHECKPOINTS: &[&str] = &[
     "SELECT num_timed::float8, num_requested::float8 FROM pg_stat_checkpointer",
 ];
 
-impl PgStore {
-    fn server_stats(
-        &self,
-        c: &mut postgres::Client,
-        out: &mut Vec<(String, f64)>,
-    ) -> Result<(), tokio_postgres::Error> {
-        let row = c.query_one(SQL_DATABASE, &[])?;
-        for (i, name) in DATABASE_STATS.iter().enumerate() {
-            out.push((name.to_string(), row.try_get::<_, Option<f64>>(i)?.unwrap_or(0.0)));
+/// The server's statistics, as `Store::stats` reports them.
+async fn server_stats(c: &Client, wal_at_open: Option<f64>) -> Result<Vec<(String, f64)>, tokio_postgres::Error> {
+    let mut out = Vec::new();
+    let row = c.query_one(SQL_DATABASE, &[]).await?;
+    for (i, name) in DATABASE_STATS.iter().enumerate() {
+        out.push((name.to_string(), row.try_get::<_, Option<f64>>(i)?.unwrap_or(0.0)));
+    }
+    for sql in SQL_CHECKPOINTS {
+        if let Ok(row) = c.query_one(*sql, &[]).await {
+            out.push(("checkpoints_timed".to_string(), row.try_get(0)?));
+            out.push(("checkpoints_req".to_string(), row.try_get(1)?));
+            break;
         }
-        for sql in SQL_CHECKPOINTS {
-            if let Ok(row) = c.query_one(*sql, &[]) {
-                out.push(("checkpoints_timed".to_string(), row.try_get(0)?));
-                out.push(("checkpoints_req".to_string(), row.try_get(1)?));
-                break;
-            }
+    }
+    if let Some(at_open) = wal_at_open {
+        let now: f64 = c.query_one(SQL_WAL, &[]).await?.try_get(0)?;
+        out.push(("wal_bytes".to_string(), now - at_open));
+    }
+    Ok(out)
+}
+
+/// The sampler's connection.
+struct AdminConnector {
+    settings: Settings,
+}
+
+impl Connector for AdminConnector {
+    type Conn = Client;
+    type Error = PgError;
+    const ENGINE: &'static str = ENGINE;
+
+    fn address(&self) -> String {
+        net::mask_password(&self.settings.url).into_owned()
+    }
+
+    async fn connect(&self) -> Result<Client, PgError> {
+        connect(&self.settings).await
+    }
+
+    fn fault(&self, conn: &Client, e: &PgError) -> Fault {
+        match conn.is_closed() || e.0.code().is_none() {
+            true => Fault::Broken,
+            false => Fault::Refused,
         }
-        if let Some(at_open) = self.wal_at_open {
-            let now: f64 = c.query_one(SQL_WAL, &[])?.try_get(0)?;
-            out.push(("wal_bytes".to_string(), now - at_open));
-        }
-        Ok(())
     }
 }
 
@@ -299,16 +351,14 @@ impl Store for PgStore {
 
     fn stats(&self) -> Vec<(String, f64)> {
         let mut out = Vec::new();
-        if let Ok(mut admin) = self.admin.lock() {
-            if admin.is_none() {
-                *admin = admin_client(&self.shared.settings).ok();
-            }
-            if let Some(c) = admin.as_mut() {
-                let mut server = Vec::new();
-                match self.server_stats(c, &mut server) {
-                    Ok(()) => out.extend(server),
-                    Err(_) => *admin = None,
-                }
+        if let Ok(mut link) = self.stats.lock()
+            && let Some(link) = link.as_mut()
+        {
+            let wal_at_open = self.wal_at_open;
+            if let Ok(server) = link.run("stats", async |_, c| {
+                server_stats(c, wal_at_open).await.map_err(PgError)
+            }) {
+                out.extend(server);
             }
         }
         self.shared.links.report(&mut out);
@@ -349,11 +399,7 @@ impl Connector for PgConnector {
 
     async fn connect(&self) -> Result<PgConn, PgError> {
         let s = &self.shared.settings;
-        let config: Config = s.url.parse().map_err(PgError)?;
-        let (client, connection) = config.connect(NoTls).await.map_err(PgError)?;
-        // The connection's socket is served by the runtime running this session; it
-        // ends when the client is dropped.
-        tokio::spawn(connection);
+        let client = connect(s).await?;
         client
             .batch_execute(&format!("SET synchronous_commit = {}", s.synchronous_commit))
             .await

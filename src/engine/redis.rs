@@ -57,11 +57,11 @@ static SERVER: ServerKind = ServerKind {
     address: |o| net::mask_password(&settings_or_default(o).url).into_owned(),
     probe: |o| {
         let s = KNOBS.parse(o).map_err(|e| e.message)?;
-        let mut conn = admin_connection(&s).map_err(|e| e.to_string())?;
+        let mut conn = admin_connection(&s)?;
         redis::cmd("PING")
             .query::<String>(&mut conn)
             .map(drop)
-            .map_err(|e| e.to_string())
+            .map_err(|e| said(e, s.timeout))
     },
     remove,
 };
@@ -125,12 +125,24 @@ static KNOBS: KnobTable<Settings> = KnobTable::new(
 )
 .with_contract(&[("index", "zset")]);
 
-/// A blocking connection for work outside sessions, bounded by the timeout.
-fn admin_connection(s: &Settings) -> Result<redis::Connection, RedisError> {
-    let conn = Client::open(s.url.as_str())?.get_connection_with_timeout(s.timeout)?;
-    conn.set_read_timeout(Some(s.timeout))?;
-    conn.set_write_timeout(Some(s.timeout))?;
-    Ok(conn)
+/// A blocking connection for work outside sessions, every exchange bounded by the
+/// timeout.
+fn admin_connection(s: &Settings) -> Result<redis::Connection, String> {
+    let connect = || {
+        let conn = Client::open(s.url.as_str())?.get_connection_with_timeout(s.timeout)?;
+        conn.set_read_timeout(Some(s.timeout))?;
+        conn.set_write_timeout(Some(s.timeout))?;
+        Ok(conn)
+    };
+    connect().map_err(|e| said(e, s.timeout))
+}
+
+/// A blocking call's error in words: a read that timed out says so.
+fn said(e: RedisError, timeout: Duration) -> String {
+    match e.is_timeout() {
+        true => format!("no reply within the timeout of {timeout:?}"),
+        false => e.to_string(),
+    }
 }
 
 /// "engine redis: WHAT: ERROR".
@@ -153,12 +165,12 @@ fn remove(o: &EngineOptions, name: &str) -> EngineResult<()> {
             .arg("COUNT")
             .arg(1000)
             .query(&mut conn)
-            .map_err(|e| admin_err(&what, e))?;
+            .map_err(|e| admin_err(&what, said(e, s.timeout)))?;
         if !keys.is_empty() {
             redis::cmd("UNLINK")
                 .arg(&keys)
                 .exec(&mut conn)
-                .map_err(|e| admin_err(&what, e))?;
+                .map_err(|e| admin_err(&what, said(e, s.timeout)))?;
         }
         if next == 0 {
             break;
@@ -168,7 +180,7 @@ fn remove(o: &EngineOptions, name: &str) -> EngineResult<()> {
     redis::cmd("UNLINK")
         .arg(name)
         .exec(&mut conn)
-        .map_err(|e| admin_err(&what, e))
+        .map_err(|e| admin_err(&what, said(e, s.timeout)))
 }
 
 /// Appends under the cap and keeps the index: KEYS[1] the key, KEYS[2] the index (when
