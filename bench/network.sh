@@ -43,9 +43,9 @@ per_op_us() { awk -v c="$1" -v n="$2" 'BEGIN {printf "%.2f", c / n * 1e6}'; }
 # pgbench's table: the rows net-pgread.lua loads (8-byte big-endian keys from
 # int8send, 100-byte values) in a table of the same shape as the postgres engine's.
 psql_() { psql -q -h 127.0.0.1 -p "$pg_port" -U kvmark -d kvmark -v ON_ERROR_STOP=1 "$@"; }
-psql_ -c "DROP TABLE IF EXISTS pgbench_kv; CREATE TABLE pgbench_kv (k bytea PRIMARY KEY, v bytea NOT NULL);
-  INSERT INTO pgbench_kv SELECT int8send(i), convert_to(repeat('x', 100), 'UTF8') FROM generate_series(0, $items - 1) i;
-  VACUUM ANALYZE pgbench_kv;"
+psql_ -c "CREATE TABLE pgbench_kv (k bytea PRIMARY KEY, v bytea NOT NULL)"
+psql_ -c "INSERT INTO pgbench_kv SELECT int8send(i), convert_to(repeat('x', 100), 'UTF8') FROM generate_series(0, $items - 1) i"
+psql_ -c "VACUUM ANALYZE pgbench_kv"
 cat >"$tmp/read.sql" <<EOF
 \set id random(0, $items - 1)
 SELECT v FROM pgbench_kv WHERE k = int8send(:id);
