@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use super::{Ctx, Msg, Ran, Step};
+use super::{Ctx, Msg, Ran, Release, Step};
 use crate::kv::Kv;
 use crate::kv::pace::StopSignal;
 use crate::metrics::Recorder;
@@ -33,6 +33,12 @@ struct Seat<'c, 'a> {
 pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>) {
     let (crew, steps, gate, live) = (ctx.crew, ctx.steps, &ctx.gate, &ctx.live);
     let stop_before = &ctx.stop_before;
+    // A panic here must not leave the other threads waiting for this one.
+    let _release = Release {
+        ctx,
+        sampler: None,
+        on_panic_only: true,
+    };
     let paced = crew.pace.is_some() || steps.iter().any(|s| matches!(s, Step::Run { pace: Some(_), .. }));
     if paced && let Err(e) = crate::clock::precise_sleeps() {
         eprintln!("kvmark: warning: cannot set timer slack ({e}); paced waits may overshoot by about 50 us");
