@@ -221,6 +221,11 @@ impl Kv {
         }
     }
 
+    /// The run's abort flag (set by Ctrl-C).
+    pub fn abort_flag(&self) -> &Arc<AtomicBool> {
+        &self.abort
+    }
+
     /// True once the run is being abandoned (Ctrl-C).
     #[inline]
     pub fn aborted(&self) -> bool {

@@ -21,7 +21,7 @@ mod monitor;
 mod step;
 mod worker;
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -80,6 +80,9 @@ struct Ctx<'c, 'a> {
     live: Live,
     /// The step the warm-up applies to: the first timed one.
     warm_step: Option<usize>,
+    /// Each worker's thread id once it started (0 before), for stopping Lua code that
+    /// does not return ([`crate::workload::lua::halt`]).
+    pthreads: Vec<AtomicU64>,
 }
 
 /// How a worker's units in one step divide around the warm-up: all units, those
@@ -161,6 +164,7 @@ pub fn run(crew: &Crew<'_>, steps: &[Step], monitor: &mut dyn Monitor) -> CrewOu
         warm_step: crew
             .warmup
             .and_then(|_| steps.iter().position(|s| matches!(s, Step::Run { .. }))),
+        pthreads: (0..n).map(|_| AtomicU64::new(0)).collect(),
     };
     let sampler = crew
         .sampler

@@ -12,6 +12,7 @@ use crate::kv::Kv;
 use crate::kv::pace::StopSignal;
 use crate::metrics::Recorder;
 use crate::run::bulk::steps;
+use crate::workload::lua::halt;
 use crate::workload::{Budget, Program, ThreadCtx, WorkloadError, share};
 
 /// Chunks aim to take between these many nanoseconds: long enough that per-chunk
@@ -39,6 +40,7 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>) {
         sampler: None,
         on_panic_only: true,
     };
+    ctx.pthreads[t].store(halt::this_thread() as u64, Ordering::Relaxed);
     let paced = crew.pace.is_some() || steps.iter().any(|s| matches!(s, Step::Run { pace: Some(_), .. }));
     if paced && let Err(e) = crate::clock::precise_sleeps() {
         eprintln!("kvmark: warning: cannot set timer slack ({e}); paced waits may overshoot by about 50 us");
@@ -75,6 +77,7 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>) {
         if !gate.wait(i) {
             break;
         }
+        program.stop_on(StopSignal::new(Arc::clone(stop_before), i));
         let mut ran = Ran {
             warming: warm_step == Some(i),
             ..Ran::default()
