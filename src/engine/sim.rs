@@ -21,6 +21,7 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, Exp1};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+use super::Limits;
 use super::{
     AppendMethod, Appended, EngineInfo, EngineOptions, EngineResult, Existed, KnobDef, KnobTable, KnobValue,
     OpenRequest, OptionError, ReadBuf, Rows, ScanFn, Session, StorageKind, Store, Values, skiplist,
@@ -36,6 +37,7 @@ pub static INFO: EngineInfo = EngineInfo {
     del_reports_existence: true,
     // Batches go to the skiplist store, which applies them key by key.
     atomic_batches: false,
+    limits: Limits::NONE,
     version: || format!("kvmark sim {}", env!("CARGO_PKG_VERSION")),
     knobs: &KNOBS,
     open,

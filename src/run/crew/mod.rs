@@ -33,7 +33,7 @@ pub use self::step::{CrewEnd, CrewOutcome, Step, StepOutcome};
 use super::bulk::steps::Slot;
 pub use super::live::{Live, Mailbox, Piece};
 use super::sampler::{Sampler, SamplerCtx};
-use crate::engine::Store;
+use crate::engine::{EngineInfo, Store};
 use crate::kv::ValueSizes;
 use crate::kv::pace::PaceSpec;
 use crate::metrics::Recorder;
@@ -45,6 +45,8 @@ pub struct Crew<'a> {
     pub workload: &'a dyn Workload,
     /// The open store.
     pub store: &'a dyn Store,
+    /// Its engine, whose key and value limits every verb checks.
+    pub engine: &'static EngineInfo,
     /// ctx knobs.
     pub params: &'a Params,
     /// Number of threads.
@@ -309,6 +311,7 @@ mod tests {
             let crew = Crew {
                 workload: wl.as_ref(),
                 store: store.as_ref(),
+                engine: &skiplist::INFO,
                 params: &params,
                 threads: 3,
                 batch: 1,

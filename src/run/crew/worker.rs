@@ -50,7 +50,8 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>) {
         .session()
         .map_err(|e| format!("cannot open a session on the store: {e}"))
         .and_then(|session| {
-            let kv = Kv::new(session, crew.clock.clone(), Arc::clone(crew.abort));
+            let mut kv = Kv::new(session, crew.clock.clone(), Arc::clone(crew.abort));
+            kv.limit_sizes(crew.engine.name, crew.engine.limits);
             let ctx = ThreadCtx {
                 params: crew.params.clone(),
                 batch: crew.batch,
