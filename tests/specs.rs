@@ -577,6 +577,16 @@ fn bad_logs_and_gen_flags_are_usage_errors() {
         "{}",
         stderr(&o)
     );
+    // A \x escape takes two hex digits only; a raw control byte is a damaged log.
+    for (text, says) in [
+        ("I a b\nI \\x+f v\n", "bad.ops:2: key: bad \\x escape '\\x+f'"),
+        ("I a\0b v\n", "bad.ops:1: key: a raw control byte 0x00"),
+    ] {
+        let (_d, log) = spec_file("bad.ops", text);
+        let o = kvmark(&["replay", log.to_str().unwrap()]);
+        assert_exit(&o, 2);
+        assert!(stderr(&o).contains(says), "{text:?}: {}", stderr(&o));
+    }
     let (_d2, log) = spec_file("trace.txt", "I a b\n");
     let o = kvmark(&[log.to_str().unwrap()]);
     assert_exit(&o, 2);
