@@ -3,17 +3,17 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::cli::{Cli, Command, GenArgs, Opener, PlotArgs, RunArgs};
+use crate::cli::{Cli, Command, GenArgs, PlotArgs, RunArgs};
 use crate::engine::net::mask_password;
 use crate::plot::{self, PlotError};
 use crate::report::RunInfo;
 use crate::report::setup::{self, SamplerUse};
 use crate::run::{self, Plan};
-use crate::workload::replay;
 use crate::workload::spec::emit::{self, GenError, GenRequest};
+use crate::workload::{Workload, WorkloadError, replay};
 use crate::{config, engine, probe};
 
 /// Every point succeeded.
@@ -33,7 +33,7 @@ pub fn main(cli: Cli) -> ExitCode {
             ExitCode::from(EXIT_OK)
         }
         Some(Command::Gen(args)) => ExitCode::from(generate(&args)),
-        Some(Command::Replay(args)) => ExitCode::from(run_benchmark_with(*args, replay::open_workload)),
+        Some(Command::Replay(args)) => ExitCode::from(run_benchmark_with(*args, |path, _| replay::open_workload(path))),
         Some(Command::Plot(args)) => ExitCode::from(plot_dirs(&args)),
         None => ExitCode::from(run_benchmark(cli.run)),
     }
@@ -150,10 +150,13 @@ pub fn engines_listing() -> String {
 }
 
 fn run_benchmark(args: RunArgs) -> u8 {
-    run_benchmark_with(args, crate::workload::open)
+    run_benchmark_with(args, crate::workload::open_until)
 }
 
-fn run_benchmark_with(args: RunArgs, open: Opener) -> u8 {
+/// Opens a workload file, stopped by the run's abort flag.
+type AbortableOpener = fn(&std::path::Path, &Arc<AtomicBool>) -> Result<Arc<dyn Workload>, WorkloadError>;
+
+fn run_benchmark_with(args: RunArgs, open: AbortableOpener) -> u8 {
     let abort = Arc::new(AtomicBool::new(false));
     // First Ctrl-C (or SIGTERM, as timeout, container stops and CI cancellation send):
     // stop cleanly. A second one while stopping: exit at once.
@@ -161,7 +164,9 @@ fn run_benchmark_with(args: RunArgs, open: Opener) -> u8 {
         .into_iter()
         .try_for_each(|signal| {
             signal_hook::flag::register_conditional_shutdown(signal, i32::from(EXIT_INTERRUPTED), Arc::clone(&abort))?;
-            signal_hook::flag::register(signal, Arc::clone(&abort)).map(drop)
+            signal_hook::flag::register(signal, Arc::clone(&abort))?;
+            // After the flag is set, so Lua code that the hook stops sees it.
+            crate::workload::lua::halt::stop_lua_on(signal)
         });
     if let Err(e) = handlers {
         eprintln!("kvmark: warning: cannot install the Ctrl-C and SIGTERM handlers: {e}");
@@ -181,8 +186,10 @@ fn run_benchmark_with(args: RunArgs, open: Opener) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let plan = match args.into_plan_with(open) {
+    let plan = match args.into_plan_with(&|path| open(path, &abort)) {
         Ok(plan) => plan,
+        // Ctrl-C while a workload file's top level ran.
+        Err(_) if abort.load(Ordering::Relaxed) => return EXIT_INTERRUPTED,
         Err(e) => {
             eprintln!("kvmark: error: {e}");
             return EXIT_USAGE;

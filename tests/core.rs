@@ -614,21 +614,63 @@ fn a_lua_error_in_load_names_file_line_and_point_and_the_run_goes_on() {
     assert_eq!(rows[1].last().unwrap(), "ok");
 }
 
+/// Runs the null workload with each of `refused` and checks it is a usage error
+/// whose message says `why`, never a panic.
+fn usage_errors(refused: &[&[&str]], why: &[&str]) {
+    for args in refused {
+        let null = bundled("null.lua");
+        let o = kvmark(&[*args, &[null.as_str()]].concat());
+        assert_exit(&o, 2);
+        let err = stderr(&o);
+        assert!(why.iter().all(|w| err.contains(w)), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn absurd_durations_are_usage_errors_not_panics() {
     // Seconds past a year (or NaN) would overflow the clock's durations: each is
     // refused by the flag parser, naming the flag, instead of panicking and hanging.
-    for args in [
-        &["--secs", "1e300"][..],
-        &["--secs", "1e19"],
-        &["--secs", "nan"],
-        &["--slo", "get:p99<1ms", "--slo-secs", "1e300"],
-        &["--warmup", "1e300", "--secs", "1e301"],
-    ] {
-        let o = kvmark(&[args, &[&bundled("null.lua")]].concat());
-        assert_exit(&o, 2);
-        let err = stderr(&o);
-        assert!(err.contains("up to a year"), "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
-    }
+    usage_errors(
+        &[
+            &["--secs", "1e300"],
+            &["--secs", "1e19"],
+            &["--secs", "nan"],
+            &["--slo", "get:p99<1ms", "--slo-secs", "1e300"],
+            &["--warmup", "1e300", "--secs", "1e301"],
+        ],
+        &["up to a year"],
+    );
+}
+
+#[test]
+fn absurd_thread_counts_are_usage_errors_naming_the_bound() {
+    usage_errors(
+        &[
+            &["--threads", "100000"],
+            &["--threads", "1,4097"],
+            &["--seed-threads", "1000000"],
+        ],
+        &["too many threads", "at most 4096"],
+    );
+    // The bound itself passes the flag parser (the plan's check of --ops comes later;
+    // running 4096 threads would take a minute on a small machine).
+    let o = kvmark(&["--ops", "0", "--threads", "4096", &bundled("null.lua")]);
+    assert_exit(&o, 2);
+    assert!(stderr(&o).contains("--ops 0"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_worker_thread_that_cannot_start_fails_the_point_with_a_message() {
+    // A stack no machine can map makes every thread spawn fail, as running out of
+    // threads or memory does: the point fails with the system's reason, no panic, and
+    // the run ends instead of waiting for threads that never started.
+    let o = kvmark_env(
+        &[("RUST_MIN_STACK", "1099511627776")],
+        &["--ops", "10", "--threads", "2", &bundled("null.lua")],
+    );
+    assert_exit(&o, 1);
+    let out = stdout(&o);
+    assert!(out.contains("cannot start worker thread 1 of 2: "), "{out}");
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
 }

@@ -27,23 +27,29 @@ fn stores_in(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Runs kvmark on `engine` with its stores in `data`.
+fn on_disk(engine: &str, data: &Path, args: &[&str]) -> std::process::Output {
+    let base = ["--backend", engine, "--data-dir", data.to_str().unwrap()];
+    kvmark(&[&base[..], args].concat())
+}
+
 #[test]
 fn every_persistent_engine_runs_a_small_mixed_workload() {
     for engine in persistent() {
         let data = tempfile::tempdir().unwrap();
-        let o = kvmark(&[
-            "--backend",
+        let o = on_disk(
             engine,
-            "--data-dir",
-            data.path().to_str().unwrap(),
-            "--threads",
-            "1,2",
-            "--items",
-            "300",
-            "--ops",
-            "600",
-            &bundled("mixed.lua"),
-        ]);
+            data.path(),
+            &[
+                "--threads",
+                "1,2",
+                "--items",
+                "300",
+                "--ops",
+                "600",
+                &bundled("mixed.lua"),
+            ],
+        );
         assert_exit(&o, 0);
         let out = stdout(&o);
         assert!(out.contains(&format!("engine={engine} ")), "{engine}: {out}");
@@ -714,4 +720,38 @@ fn wiredtiger_write_conflicts_are_retried_as_busy_and_counted() {
     let idx = |name: &str| kvmark::report::tsv::COLUMNS.iter().position(|c| *c == name).unwrap();
     assert_eq!(cols[idx("errors")], "0", "{row}");
     assert!(cols[idx("retries")].parse::<u64>().unwrap() > 0, "{row}");
+}
+
+#[test]
+fn keys_an_engine_does_not_take_are_refused_and_counted_never_a_panic() {
+    // An empty key and one of 70,000 bytes from an operation log: fjall panicked on
+    // both (exit 101, store left behind). Engines with limits refuse them before the
+    // call with a counted error naming the engine; no engine panics.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("keys.ops");
+    let long = "k".repeat(70_000);
+    // Each kind reports its first error: an empty key for puts, the long one for gets.
+    std::fs::write(&log, format!("I \\e v\nP {long}\nI {long} v\nP \\e\nI ok v\nP ok\n")).unwrap();
+    for engine in persistent() {
+        let data = tempfile::tempdir().unwrap();
+        let o = on_disk(engine, data.path(), &[log.to_str().unwrap()]);
+        let (out, err) = (stdout(&o), stderr(&o));
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{engine}: {:?}\n{out}\n{err}",
+            o.status
+        );
+        assert!(!err.contains("panicked"), "{engine}: {err}");
+        assert!(stores_in(data.path()).is_empty(), "{engine}: store left behind");
+        if let Some(limits) = ["fjall", "lmdb"].contains(&engine).then_some(engine) {
+            assert_exit(&o, 1);
+            assert!(
+                out.contains(&format!("engine {limits}: an empty key, which {limits} does not take"))
+                    && out.contains(&format!(
+                        "engine {limits}: a key of 70000 bytes, longer than {limits} takes"
+                    )),
+                "{engine}: {out}"
+            );
+        }
+    }
 }

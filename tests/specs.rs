@@ -535,6 +535,19 @@ fn malformed_specs_name_the_path_and_exit_2() {
             r#"{"sections": [{"key_len": 4, "val_len": {"latest": {}}, "groups": [{"inserts": {"op_count": 1}}]}]}"#,
             &["val_len", "latest"],
         ),
+        // Values that used to be taken silently (issue 21).
+        (
+            r#"{"sections": [{"key_len": 4, "val_len": 1, "groups": [{"inserts": {"op_count": 9}}, {"range_queries": {"op_count": 1, "scan_length": -1}}]}]}"#,
+            &["groups[1].range_queries.scan_length", "negative"],
+        ),
+        (
+            r#"{"sections": [{"key_len": 4, "val_len": 1, "groups": [{"sorted": {"k": -1, "l": -1}, "inserts": {"op_count": 1}}]}]}"#,
+            &["groups[0].sorted.k", "negative"],
+        ),
+        (
+            r#"{"sections": [{"key_len": 4, "val_len": {"exponential": {"lambda": 0}}, "groups": [{"inserts": {"op_count": 1}}]}]}"#,
+            &["sections[0].val_len", "lambda must be a positive number"],
+        ),
     ];
     for (i, (json, needles)) in cases.iter().enumerate() {
         let (_d, path) = spec_file(&format!("bad{i}.json"), json);
@@ -564,6 +577,16 @@ fn bad_logs_and_gen_flags_are_usage_errors() {
         "{}",
         stderr(&o)
     );
+    // A \x escape takes two hex digits only; a raw control byte is a damaged log.
+    for (text, says) in [
+        ("I a b\nI \\x+f v\n", "bad.ops:2: key: bad \\x escape '\\x+f'"),
+        ("I a\0b v\n", "bad.ops:1: key: a raw control byte 0x00"),
+    ] {
+        let (_d, log) = spec_file("bad.ops", text);
+        let o = kvmark(&["replay", log.to_str().unwrap()]);
+        assert_exit(&o, 2);
+        assert!(stderr(&o).contains(says), "{text:?}: {}", stderr(&o));
+    }
     let (_d2, log) = spec_file("trace.txt", "I a b\n");
     let o = kvmark(&[log.to_str().unwrap()]);
     assert_exit(&o, 2);

@@ -132,8 +132,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = seconds)]
     pub secs: Option<f64>,
 
-    /// Worker thread counts to sweep, comma-separated (e.g. 1,2,4). [default: 1]
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = sweep_item)]
+    /// Worker thread counts to sweep, comma-separated (e.g. 1,2,4), each at most 4096.
+    /// [default: 1]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = thread_item)]
     pub threads: Option<Vec<usize>>,
 
     /// Connections per worker thread to sweep, comma-separated (e.g. 1,16,64): each
@@ -173,7 +174,7 @@ pub struct RunArgs {
 
     /// Threads running the workload's load() (the seed phase). [default: the point's
     /// thread count; with --seed-once, the largest in --threads]
-    #[arg(long, value_name = "N", value_parser = whole::<usize>)]
+    #[arg(long, value_name = "N", value_parser = thread_count)]
     pub seed_threads: Option<usize>,
 
     /// Seed one store per engine (and per sweep value when the workload sets
@@ -372,6 +373,28 @@ fn whole<T: std::str::FromStr>(text: &str) -> Result<T, String> {
 /// One item of a sweep list (threads, batch sizes); the plan refuses 0 with the list.
 fn sweep_item(text: &str) -> Result<usize, String> {
     whole(text).map_err(|_| format!("'{text}' is not a positive whole number"))
+}
+
+/// The most worker threads a point may run. Each is an OS thread with its own stack,
+/// engine session and Lua state; 4096 is far past the core count of any machine a
+/// point's figures would mean something on, so a larger count is a typo (1000000
+/// used to exhaust the process's threads and fail halfway through starting them).
+pub const MAX_THREADS: usize = 4096;
+
+/// A thread count up to [`MAX_THREADS`] (0 is refused by the plan, with the flag).
+fn thread_count(text: &str) -> Result<usize, String> {
+    let n: usize = whole(text)?;
+    if n > MAX_THREADS {
+        return Err(format!(
+            "'{text}' is too many threads: kvmark runs at most {MAX_THREADS} (each one an OS thread with its own engine session and Lua state)"
+        ));
+    }
+    Ok(n)
+}
+
+/// One item of the `--threads` sweep.
+fn thread_item(text: &str) -> Result<usize, String> {
+    sweep_item(text).and_then(|_| thread_count(text))
 }
 
 fn number(text: &str, what: &str) -> Result<f64, String> {

@@ -172,7 +172,7 @@ mod tests {
         if let Err(e) = args.outputs() {
             return e.0;
         }
-        args.into_plan_with(no_workload).err().map(|e| e.0).unwrap_or_default()
+        args.into_plan_with(&no_workload).err().map(|e| e.0).unwrap_or_default()
     }
 
     #[test]
@@ -318,7 +318,7 @@ mod tests {
     #[test]
     fn a_value_the_command_line_gave_is_worded_as_a_flag() {
         let args = over("[bench]\nops = 5\n", &["--secs", "-2"]).unwrap();
-        let err = args.into_plan_with(no_workload).err().map(|e| e.0);
+        let err = args.into_plan_with(&no_workload).err().map(|e| e.0);
         assert_eq!(err.as_deref(), Some("--secs -2: give a positive number of seconds"));
     }
 

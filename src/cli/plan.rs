@@ -161,16 +161,16 @@ impl RunArgs {
 }
 
 /// Opens one workload file.
-pub type Opener = fn(&std::path::Path) -> Result<Arc<dyn Workload>, WorkloadError>;
+pub type Opener<'a> = &'a dyn Fn(&std::path::Path) -> Result<Arc<dyn Workload>, WorkloadError>;
 
 impl RunArgs {
     /// Validates the flags and opens the workload files.
     pub fn into_plan(self) -> Result<Plan, UsageError> {
-        self.into_plan_with(workload::open)
+        self.into_plan_with(&workload::open)
     }
 
     /// Like [`RunArgs::into_plan`], opening each workload file with `open`.
-    pub fn into_plan_with(self, open: Opener) -> Result<Plan, UsageError> {
+    pub fn into_plan_with(self, open: Opener<'_>) -> Result<Plan, UsageError> {
         let default_ops = if self.epochs.is_some() {
             crate::workload::epochs::DEFAULT_RUN_OPS
         } else {
@@ -441,11 +441,11 @@ impl OpenLoop {
 
 /// Opens every workload file; any problem is a usage error naming the file.
 pub fn open_workloads(paths: &[PathBuf]) -> Result<Vec<Arc<dyn Workload>>, UsageError> {
-    open_workloads_with(paths, workload::open)
+    open_workloads_with(paths, &workload::open)
 }
 
 /// Opens every workload file with `open`.
-pub fn open_workloads_with(paths: &[PathBuf], open: Opener) -> Result<Vec<Arc<dyn Workload>>, UsageError> {
+pub fn open_workloads_with(paths: &[PathBuf], open: Opener<'_>) -> Result<Vec<Arc<dyn Workload>>, UsageError> {
     if paths.is_empty() {
         return Err(usage(
             "no workload file given (for example: kvmark workloads/mixed.lua)",

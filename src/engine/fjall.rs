@@ -21,6 +21,7 @@ use fjall::{
     Readable,
 };
 
+use super::Limits;
 use super::options::format_size;
 use super::versions::crate_version;
 use super::{
@@ -36,9 +37,17 @@ pub static INFO: EngineInfo = EngineInfo {
     append: AppendMethod::ReadModifyWrite,
     del_reports_existence: false,
     atomic_batches: true,
+    limits: LIMITS,
     version,
     knobs: &KNOBS,
     open,
+};
+
+/// fjall's keys are 1 to 65,535 bytes and its values under 4 GiB; it panics past them.
+const LIMITS: Limits = Limits {
+    empty_keys: false,
+    max_key_bytes: u16::MAX as usize,
+    max_value_bytes: u32::MAX as usize,
 };
 
 const ENGINE: &str = "fjall";

@@ -45,6 +45,8 @@ const TIMER_MARGIN_NS: u64 = 1_200_000;
 /// What a suspended connection needs to resume and to wait again.
 struct Here {
     yielder: Cell<*const Yielder<(), ()>>,
+    /// The connection's [`connection_local`] word while it is suspended.
+    local: Cell<usize>,
     /// The context of the task poll that resumed the connection.
     cx: Cell<*mut Context<'static>>,
 }
@@ -52,8 +54,19 @@ struct Here {
 thread_local! {
     /// The connection running on this thread now, or null outside connections.
     static CURRENT: Cell<*const Here> = const { Cell::new(ptr::null()) };
+    /// A word that follows the running connection (see [`connection_local`]).
+    static CONNECTION_LOCAL: Cell<usize> = const { Cell::new(0) };
     /// The runtime [`block_on`] uses outside connections.
     static FALLBACK: OnceCell<tokio::runtime::Runtime> = const { OnceCell::new() };
+}
+
+/// A word of state that belongs to the running connection rather than to the thread:
+/// saved when a connection suspends and restored when it resumes, so code that keeps
+/// "what this thread is running" in it (the Lua state a stop signal must reach) stays
+/// true while several connections take turns on one thread. On a plain thread it is
+/// an ordinary thread-local. Reading it is async-signal-safe.
+pub fn connection_local<R>(f: impl FnOnce(&Cell<usize>) -> R) -> R {
+    CONNECTION_LOCAL.with(f)
 }
 
 /// True when the calling code runs inside a connection of [`run_connections`].
@@ -144,6 +157,7 @@ impl<'a, R> Connection<'a, R> {
         let stack = DefaultStack::new(CONNECTION_STACK_BYTES)?;
         let here = Box::new(Here {
             yielder: Cell::new(ptr::null()),
+            local: Cell::new(0),
             cx: Cell::new(ptr::null_mut()),
         });
         let here_ptr: *const Here = &*here;
@@ -173,7 +187,9 @@ impl<R> Future for Connection<'_, R> {
         // can run again: it is only read while the coroutine runs inside this call.
         this.here.cx.set(ptr::from_mut(cx).cast::<Context<'static>>());
         let outer = CURRENT.with(|c| c.replace(&*this.here));
+        let outer_local = CONNECTION_LOCAL.with(|c| c.replace(this.here.local.get()));
         let result = this.coroutine.resume(());
+        this.here.local.set(CONNECTION_LOCAL.with(|c| c.replace(outer_local)));
         CURRENT.with(|c| c.set(outer));
         this.here.cx.set(ptr::null_mut());
         match result {

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use heed::types::Bytes;
 use heed::{CommitOrAbort, Database, Env, EnvFlags, EnvOpenOptions, WithTls};
 
+use super::Limits;
 use super::options::format_size;
 use super::{
     AppendMethod, Appended, EngineError, EngineInfo, EngineResult, Existed, KnobDef, KnobTable, OpenRequest, ReadBuf,
@@ -31,9 +32,18 @@ pub static INFO: EngineInfo = EngineInfo {
     append: AppendMethod::ReadModifyWrite,
     del_reports_existence: true,
     atomic_batches: true,
+    limits: LIMITS,
     version,
     knobs: &KNOBS,
     open,
+};
+
+/// LMDB's keys are 1 to 511 bytes (its default MDB_MAXKEYSIZE, which heed keeps) and
+/// its values under 4 GiB; it fails calls past them with MDB_BAD_VALSIZE.
+const LIMITS: Limits = Limits {
+    empty_keys: false,
+    max_key_bytes: 511,
+    max_value_bytes: u32::MAX as usize,
 };
 
 const ENGINE: &str = "lmdb";

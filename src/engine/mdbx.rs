@@ -40,6 +40,7 @@ pub static INFO: EngineInfo = EngineInfo {
     append: AppendMethod::ReadModifyWrite,
     del_reports_existence: true,
     atomic_batches: true,
+    limits: crate::engine::Limits::NONE,
     version,
     knobs: &KNOBS,
     open,

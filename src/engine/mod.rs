@@ -517,6 +517,10 @@ pub struct EngineInfo {
     /// Whether `mput`/`mdel` become visible all at once: a concurrent reader sees the
     /// whole batch or none of it. False for engines that apply batches key by key.
     pub atomic_batches: bool,
+    /// The key and value sizes the engine takes: the verb set refuses others before
+    /// the call, with a counted error ([`crate::kv::Kv`]), the same way for every
+    /// engine (fjall panicked on an empty key and on one past 65,535 bytes).
+    pub limits: Limits,
     /// The linked library's version.
     pub version: fn() -> String,
     /// The engine's knobs: its static [`KnobTable`] (or, for an engine whose library
@@ -527,6 +531,26 @@ pub struct EngineInfo {
     /// Opens a store at `req.place`. Options are parsed by the same knob table, so
     /// they are refused at open as they are by validation.
     pub open: fn(&OpenRequest<'_>) -> EngineResult<Box<dyn Store>>,
+}
+
+/// The key and value sizes an engine takes ([`EngineInfo::limits`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Whether a key may be empty.
+    pub empty_keys: bool,
+    /// The longest key, in bytes.
+    pub max_key_bytes: usize,
+    /// The longest value, in bytes.
+    pub max_value_bytes: usize,
+}
+
+impl Limits {
+    /// Any key (the empty one too) and any value.
+    pub const NONE: Limits = Limits {
+        empty_keys: true,
+        max_key_bytes: usize::MAX,
+        max_value_bytes: usize::MAX,
+    };
 }
 
 impl EngineInfo {

@@ -47,6 +47,12 @@ pub static INFO: EngineInfo = EngineInfo {
     append: AppendMethod::ReadModifyWrite,
     del_reports_existence: true,
     atomic_batches: true,
+    // A B-tree index entry holds at most 2704 bytes, its header included.
+    limits: crate::engine::Limits {
+        empty_keys: true,
+        max_key_bytes: 2692,
+        max_value_bytes: (1 << 30) - 1,
+    },
     version,
     knobs: &KNOBS,
     open,

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use redb::{Builder, Database, Durability, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 
+use super::Limits;
 use super::options::format_size;
 use super::versions::crate_version;
 use super::{
@@ -29,6 +30,7 @@ pub static INFO: EngineInfo = EngineInfo {
     append: AppendMethod::ReadModifyWrite,
     del_reports_existence: true,
     atomic_batches: true,
+    limits: Limits::NONE,
     version,
     knobs: &KNOBS,
     open,

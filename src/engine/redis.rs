@@ -41,6 +41,12 @@ pub static INFO: EngineInfo = EngineInfo {
     append: AppendMethod::ReadModifyWrite,
     del_reports_existence: true,
     atomic_batches: true,
+    // Redis strings (keys and values) hold at most 512 MB.
+    limits: crate::engine::Limits {
+        empty_keys: true,
+        max_key_bytes: 512 << 20,
+        max_value_bytes: 512 << 20,
+    },
     version,
     knobs: &KNOBS,
     open,

@@ -25,6 +25,7 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, Exp1};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+use super::Limits;
 use super::inflight;
 use super::{
     AppendMethod, Appended, EngineInfo, EngineOptions, EngineResult, Existed, KnobDef, KnobTable, KnobValue,
@@ -41,6 +42,7 @@ pub static INFO: EngineInfo = EngineInfo {
     del_reports_existence: true,
     // Batches go to the skiplist store, which applies them key by key.
     atomic_batches: false,
+    limits: Limits::NONE,
     version: || format!("kvmark sim {}", env!("CARGO_PKG_VERSION")),
     knobs: &KNOBS,
     open,

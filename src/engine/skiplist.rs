@@ -26,6 +26,7 @@ use std::sync::atomic::Ordering;
 use crossbeam_epoch::{self as epoch, Atomic, Guard, Owned, Shared};
 use crossbeam_skiplist::base::SkipList;
 
+use super::Limits;
 use super::{
     AppendMethod, Appended, EngineInfo, EngineResult, Existed, KnobTable, OpenRequest, ReadBuf, ScanFn, Session,
     StorageKind, Store, fits_cap,
@@ -88,6 +89,7 @@ pub static INFO: EngineInfo = EngineInfo {
     del_reports_existence: true,
     // Each key of a batch is inserted on its own (see the module comment).
     atomic_batches: false,
+    limits: Limits::NONE,
     version: || super::versions::crate_version("crossbeam-skiplist"),
     knobs: &KNOBS,
     open,

@@ -26,6 +26,7 @@ use std::sync::{Mutex, OnceLock};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, params};
 
+use super::Limits;
 use super::options::format_size;
 use super::{
     AppendMethod, Appended, EngineError, EngineInfo, EngineResult, Existed, KnobDef, KnobTable, OpenRequest, ReadBuf,
@@ -40,9 +41,17 @@ pub static INFO: EngineInfo = EngineInfo {
     append: AppendMethod::ReadModifyWrite,
     del_reports_existence: true,
     atomic_batches: true,
+    limits: LIMITS,
     version,
     knobs: &KNOBS,
     open,
+};
+
+/// SQLite's blobs are at most SQLITE_MAX_LENGTH bytes (1,000,000,000 by default).
+const LIMITS: Limits = Limits {
+    empty_keys: true,
+    max_key_bytes: 1_000_000_000,
+    max_value_bytes: 1_000_000_000,
 };
 
 const ENGINE: &str = "sqlite";

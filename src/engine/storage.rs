@@ -208,6 +208,7 @@ mod tests {
             append: AppendMethod::ReadThenWrite,
             del_reports_existence: false,
             atomic_batches: false,
+            limits: crate::engine::Limits::NONE,
             version: || "toy 1".to_string(),
             knobs: &crate::engine::skiplist::KNOBS,
             open: refuse,

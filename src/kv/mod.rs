@@ -38,7 +38,9 @@ use self::pacer::Pacer;
 use self::sizes::SizeSampler;
 use self::values::ValuePool;
 use crate::engine::inflight;
-use crate::engine::{Appended, EngineResult, ErrorKind, Existed, ReadBuf, Rows, ScanFn, Session, Values};
+use crate::engine::{
+    Appended, EngineError, EngineResult, ErrorKind, Existed, Limits, ReadBuf, Rows, ScanFn, Session, Values,
+};
 use crate::metrics::{LatencySet, OpKind, Recorder, Tallies};
 
 /// Longest pause between two retries of a busy engine.
@@ -74,6 +76,61 @@ pub struct Kv {
     load_progress: Option<(Arc<CachePadded<AtomicU64>>, u64)>,
     /// Epochs: the value sizes written values are drawn from, with this thread's RNG.
     sizer: Option<Box<Sizer>>,
+    /// The key and value sizes the engine takes.
+    fits: Fits,
+}
+
+/// The engine's [`Limits`] as the verbs check them: a key fits when its length minus
+/// `min_key` (0, or 1 where empty keys are refused) is at most `key_span`, so an empty
+/// key wraps around and fails the same compare; one subtraction and one compare per key.
+#[derive(Debug, Clone, Copy)]
+struct Fits {
+    engine: &'static str,
+    min_key: usize,
+    key_span: usize,
+    max_value: usize,
+}
+
+impl Fits {
+    fn new(engine: &'static str, limits: Limits) -> Self {
+        let min_key = usize::from(!limits.empty_keys);
+        Fits {
+            engine,
+            min_key,
+            key_span: limits.max_key_bytes.saturating_sub(min_key),
+            max_value: limits.max_value_bytes,
+        }
+    }
+
+    #[inline(always)]
+    fn key(&self, key: &[u8]) -> bool {
+        key.len().wrapping_sub(self.min_key) <= self.key_span
+    }
+
+    #[inline(always)]
+    fn value(&self, val: &[u8]) -> bool {
+        val.len() <= self.max_value
+    }
+
+    /// Why a key (and value) that failed a check were refused.
+    fn why(&self, key: &[u8], val: &[u8]) -> String {
+        let engine = self.engine;
+        if key.is_empty() && self.min_key == 1 {
+            format!("engine {engine}: an empty key, which {engine} does not take (refused before the call)")
+        } else if !self.key(key) {
+            format!(
+                "engine {engine}: a key of {} bytes, longer than {engine} takes ({} bytes; refused before the call)",
+                key.len(),
+                self.key_span + self.min_key
+            )
+        } else {
+            format!(
+                "engine {engine}: a value of {} bytes, longer than {engine} takes ({} bytes; refused before the call)",
+                val.len(),
+                self.max_value
+            )
+        }
+    }
 }
 
 /// The value sizes of a store at the start of an epoch's run phase, which the values
@@ -181,6 +238,33 @@ impl Kv {
             expiries: Expiries::default(),
             load_progress: None,
             sizer: None,
+            fits: Fits::new("", Limits::NONE),
+        }
+    }
+
+    /// Refuses, from now on, keys and values that `engine` does not take: each such
+    /// call fails with a counted error before it reaches the engine.
+    pub fn limit_sizes(&mut self, engine: &'static str, limits: Limits) {
+        self.fits = Fits::new(engine, limits);
+    }
+
+    /// Records a call of `kind` refused for its sizes as a call that failed at once
+    /// (timed and counted like an engine's error, so it shows in every report and
+    /// fails the point), and returns its error.
+    #[cold]
+    #[inline(never)]
+    fn refuse(&mut self, kind: OpKind, key: &[u8], val: &[u8]) -> EngineError {
+        let e = EngineError::other(self.fits.why(key, val));
+        let result: EngineResult<()> = timed!(self, kind, 1, 0, Err(e.clone()));
+        result.err().unwrap_or(e)
+    }
+
+    /// The first key of `keys` the engine does not take, refused as a call of `kind`.
+    #[inline]
+    fn check_keys<'k>(&mut self, kind: OpKind, mut keys: impl Iterator<Item = &'k [u8]>) -> EngineResult<()> {
+        match keys.find(|k| !self.fits.key(k)) {
+            None => Ok(()),
+            Some(k) => Err(self.refuse(kind, k, b"")),
         }
     }
 
@@ -230,6 +314,11 @@ impl Kv {
         }
     }
 
+    /// The run's abort flag (set by Ctrl-C).
+    pub fn abort_flag(&self) -> &Arc<AtomicBool> {
+        &self.abort
+    }
+
     /// True once the run is being abandoned (Ctrl-C).
     #[inline]
     pub fn aborted(&self) -> bool {
@@ -276,6 +365,9 @@ impl Kv {
     /// put(key, val).
     #[inline]
     pub fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
+        if !(self.fits.key(key) && self.fits.value(val)) {
+            return Err(self.refuse(OpKind::Put, key, val));
+        }
         let session = &mut self.session;
         let r = timed!(
             self,
@@ -294,6 +386,9 @@ impl Kv {
     // bench/unit-instructions.sh).
     #[inline(always)]
     pub fn get(&mut self, key: &[u8]) -> EngineResult<Option<&[u8]>> {
+        if !self.fits.key(key) {
+            return Err(self.refuse(OpKind::Get, key, b""));
+        }
         let session = &mut self.session;
         let buf = &mut self.get_buf;
         let found = timed!(self, OpKind::Get, 1, 0, session.get(key, buf));
@@ -314,6 +409,9 @@ impl Kv {
     /// del(key).
     #[inline]
     pub fn del(&mut self, key: &[u8]) -> EngineResult<Existed> {
+        if !self.fits.key(key) {
+            return Err(self.refuse(OpKind::Del, key, b""));
+        }
         let session = &mut self.session;
         timed!(self, OpKind::Del, 1, 0, session.del(key))
     }
@@ -337,6 +435,7 @@ impl Kv {
 
     /// mget(keys): values in key order, borrowed until the next call.
     pub fn mget(&mut self, keys: &[&[u8]]) -> EngineResult<&Values> {
+        self.check_keys(OpKind::Mget, keys.iter().copied())?;
         let session = &mut self.session;
         let values = &mut self.values;
         timed!(self, OpKind::Mget, keys.len() as u64, 0, session.mget(keys, values))?;
@@ -349,6 +448,9 @@ impl Kv {
 
     /// mput(pairs), committed as one engine write where the engine can.
     pub fn mput(&mut self, pairs: &[(&[u8], &[u8])]) -> EngineResult<()> {
+        if let Some((k, v)) = pairs.iter().find(|(k, v)| !(self.fits.key(k) && self.fits.value(v))) {
+            return Err(self.refuse(OpKind::Mput, k, v));
+        }
         let bytes: usize = pairs.iter().map(|(k, v)| k.len() + v.len()).sum();
         let session = &mut self.session;
         let r = timed!(
@@ -364,6 +466,7 @@ impl Kv {
 
     /// mdel(keys): how many existed, or None where unknown.
     pub fn mdel(&mut self, keys: &[&[u8]]) -> EngineResult<Option<usize>> {
+        self.check_keys(OpKind::Mdel, keys.iter().copied())?;
         let session = &mut self.session;
         timed!(self, OpKind::Mdel, keys.len() as u64, 0, session.mdel(keys))
     }
@@ -371,6 +474,9 @@ impl Kv {
     /// append(key, suffix): skipped (and counted) when the value would pass the
     /// store's value cap, where the engine can tell.
     pub fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
+        if !(self.fits.key(key) && self.fits.value(suffix)) {
+            return Err(self.refuse(OpKind::Append, key, suffix));
+        }
         let session = &mut self.session;
         let r = timed!(
             self,

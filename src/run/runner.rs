@@ -84,6 +84,7 @@ impl Runner<'_> {
         Crew {
             workload: self.wl,
             store: store.store.as_ref(),
+            engine: self.engine,
             params: &self.plan.params,
             threads,
             connections,

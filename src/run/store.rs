@@ -146,6 +146,7 @@ mod tests {
         append: AppendMethod::CompareAndSwap,
         del_reports_existence: true,
         atomic_batches: false,
+        limits: crate::engine::Limits::NONE,
         version: || "toy 1".to_string(),
         knobs: &skiplist::KNOBS,
         open: toy_open,

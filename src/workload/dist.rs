@@ -112,6 +112,12 @@ impl Dist {
 
     /// Exponential(lambda).
     pub fn exponential(lambda: f64) -> Result<Dist, String> {
+        // Exp takes 0 (every draw infinite); a rate of 0 is a mistake here.
+        if !(lambda > 0.0 && lambda.is_finite()) {
+            return Err(format!(
+                "exponential(lambda {lambda}): lambda must be a positive number"
+            ));
+        }
         Exp::new(lambda)
             .map(Dist::Exponential)
             .map_err(|e| format!("exponential(lambda {lambda}): {e}"))

@@ -16,9 +16,11 @@ pub mod spec;
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use self::epochs::{EpochDefaults, EpochLayout};
 use crate::kv::Kv;
+use crate::kv::pace::StopSignal;
 
 /// The knobs a workload reads from its context (keybench's ctx fields).
 #[derive(Debug, Clone, PartialEq)]
@@ -191,6 +193,10 @@ pub trait Program {
     fn skip(&mut self, _phase: usize, _units: u64) -> Result<(), WorkloadError> {
         Ok(())
     }
+    /// Stops the program's code when `stop` is raised, from now on (each step of a
+    /// crew passes its own). Only Lua can run code that never returns to the worker's
+    /// checks; other programs return between units and need nothing.
+    fn stop_on(&mut self, _stop: StopSignal) {}
     /// The timed verb set, for taking recorders between phases.
     fn kv(&mut self) -> &mut Kv;
     /// Ends the program, returning its verb set (and with it the recorder).
@@ -200,9 +206,14 @@ pub trait Program {
 /// Opens a workload file, choosing the format by its extension: `.lua` scripts,
 /// `.json` declarative specs, `.ops` operation logs.
 pub fn open(path: &Path) -> Result<Arc<dyn Workload>, WorkloadError> {
+    open_until(path, &Arc::new(AtomicBool::new(false)))
+}
+
+/// [`open`], stopped by `abort` (Ctrl-C): a Lua file's top level runs while it opens.
+pub fn open_until(path: &Path, abort: &Arc<AtomicBool>) -> Result<Arc<dyn Workload>, WorkloadError> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     match ext {
-        "lua" => Ok(Arc::new(lua::LuaWorkload::open(path)?)),
+        "lua" => Ok(Arc::new(lua::LuaWorkload::open(path, abort)?)),
         "json" => Ok(Arc::new(spec::SpecWorkload::open(path)?)),
         "ops" => replay::open_workload(path),
         _ => Err(WorkloadError::Invalid(format!(

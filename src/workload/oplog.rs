@@ -271,6 +271,10 @@ fn unescape(f: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
     while i < f.len() {
         let b = f[i];
         if b != b'\\' {
+            // A control byte is always written escaped: raw, it is a damaged log.
+            if b < b' ' || b == 0x7f {
+                return Err(format!("a raw control byte 0x{b:02x} (write it as \\x{b:02x})"));
+            }
             out.push(b);
             i += 1;
             continue;
@@ -282,6 +286,10 @@ fn unescape(f: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
             }
             Some(b'x') => {
                 let hex = f.get(i + 2..i + 4).ok_or("truncated \\x escape")?;
+                // Two hex digits exactly (from_str_radix alone takes "+f").
+                if !hex.iter().all(u8::is_ascii_hexdigit) {
+                    return Err(format!("bad \\x escape '\\x{}'", String::from_utf8_lossy(hex)));
+                }
                 let s = std::str::from_utf8(hex).map_err(|_| "bad \\x escape")?;
                 out.push(u8::from_str_radix(s, 16).map_err(|_| format!("bad \\x escape '\\x{s}'"))?);
                 i += 4;

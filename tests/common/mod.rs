@@ -38,6 +38,16 @@ pub fn kvmark_in(dir: &Path, args: &[&str]) -> Output {
         .expect("run the kvmark binary")
 }
 
+/// Runs kvmark in the repository root with extra environment variables.
+pub fn kvmark_env(env: &[(&str, &str)], args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kvmark"))
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(root())
+        .output()
+        .expect("run the kvmark binary")
+}
+
 /// Starts kvmark with `args` in the repository root, its output captured, for tests
 /// that signal or kill a run.
 pub fn spawn_kvmark(args: &[&str]) -> std::process::Child {

@@ -59,6 +59,12 @@ pub static INFO: EngineInfo = EngineInfo {
     append: AppendMethod::ReadModifyWrite,
     del_reports_existence: true,
     atomic_batches: true,
+    // DBT sizes are 32-bit.
+    limits: crate::engine::Limits {
+        empty_keys: true,
+        max_key_bytes: u32::MAX as usize,
+        max_value_bytes: u32::MAX as usize,
+    },
     version,
     knobs: &KNOBS,
     open,

@@ -54,6 +54,7 @@ pub static INFO: EngineInfo = EngineInfo {
     append: AppendMethod::NativeUpdate,
     del_reports_existence: true,
     atomic_batches: false,
+    limits: crate::engine::Limits::NONE,
     version,
     knobs: &KNOBS,
     open,

@@ -31,6 +31,7 @@ use libc::{c_char, c_int, c_void, size_t};
 
 use self::ffi::*;
 
+use super::Limits;
 use super::options::format_size;
 use super::{
     AppendMethod, Appended, EngineError, EngineInfo, EngineResult, Existed, KnobDef, KnobTable, OpenRequest, ReadBuf,
@@ -45,6 +46,7 @@ pub static INFO: EngineInfo = EngineInfo {
     append: AppendMethod::ReadThenWrite,
     del_reports_existence: false,
     atomic_batches: true,
+    limits: Limits::NONE,
     version,
     knobs: &KNOBS,
     open,

@@ -26,6 +26,7 @@ use rocksdb::{
 
 use self::defaults::{knobs, version};
 use self::stats::stats;
+use super::Limits;
 use super::{
     AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Knob, KnobSet, OpenRequest,
     OptionError, ReadBuf, ScanFn, Session, StorageKind, Store, Values, fits_cap, unshare,
@@ -39,6 +40,7 @@ pub static INFO: EngineInfo = EngineInfo {
     append: AppendMethod::NativeMerge,
     del_reports_existence: false,
     atomic_batches: true,
+    limits: Limits::NONE,
     version,
     knobs: &KNOBS,
     open,

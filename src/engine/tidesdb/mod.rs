@@ -28,6 +28,7 @@ use tidesdb::{ColumnFamily, ErrorCode, IsolationLevel, TidesDB, Transaction};
 
 use self::knobs::KNOBS;
 use self::stats::stats;
+use super::Limits;
 use super::{
     AppendMethod, Appended, EngineError, EngineInfo, EngineResult, Existed, OpenRequest, ReadBuf, ScanFn, Session,
     StorageKind, Store, Values, fits_cap, unshare,
@@ -41,6 +42,7 @@ pub static INFO: EngineInfo = EngineInfo {
     append: AppendMethod::ReadModifyWrite,
     del_reports_existence: false,
     atomic_batches: true,
+    limits: Limits::NONE,
     version,
     knobs: &KNOBS,
     open,

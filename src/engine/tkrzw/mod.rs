@@ -54,6 +54,12 @@ pub static INFO: EngineInfo = EngineInfo {
     append: AppendMethod::NativeUpdate,
     del_reports_existence: true,
     atomic_batches: false,
+    // Sizes are 32-bit in Tkrzw's C API.
+    limits: crate::engine::Limits {
+        empty_keys: true,
+        max_key_bytes: i32::MAX as usize,
+        max_value_bytes: i32::MAX as usize,
+    },
     version,
     knobs: &KNOBS,
     open,

@@ -9,6 +9,7 @@ use super::{CrewEnd, CrewOutcome, Ctx, Monitor, Msg, Step, StepOutcome};
 use crate::metrics::Recorder;
 use crate::run::sampler::{Sampler, ThreadEnd};
 use crate::workload::Budget;
+use crate::workload::lua::halt;
 
 /// How often the main thread wakes to check deadlines and Ctrl-C while waiting.
 const POLL: Duration = Duration::from_millis(20);
@@ -30,15 +31,26 @@ pub(super) fn lead(
         end: CrewEnd::Done,
     };
 
-    // Every thread must have its program ready before anything is timed.
+    // Every thread must have its program ready before anything is timed (a file's
+    // top level runs then, and Ctrl-C must stop it too).
     let mut failure = None;
-    for _ in 0..n {
-        match rx.recv() {
-            Ok(Msg::Ready(Ok(()))) => {}
-            Ok(Msg::Ready(Err(e))) => failure = failure.or(Some(e)),
+    let mut nudger = Nudger::default();
+    let mut ready = 0;
+    while ready < n {
+        match rx.recv_timeout(POLL) {
+            Ok(Msg::Ready(Ok(()))) => ready += 1,
+            Ok(Msg::Ready(Err(e))) => {
+                ready += 1;
+                failure = failure.or(Some(e));
+            }
             Ok(Msg::StepDone { .. }) => unreachable!("no step was released"),
-            Err(_) => failure = failure.or(Some("a worker thread exited unexpectedly".to_string())),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                failure = failure.or(Some("a worker thread exited unexpectedly".to_string()));
+                break;
+            }
         }
+        nudger.check(crew.abort.load(Ordering::Relaxed), ctx, |_| true);
     }
     if let Some(e) = failure {
         out.end = if crew.abort.load(Ordering::Relaxed) {
@@ -108,6 +120,7 @@ pub(super) fn lead(
         let mut first_cut: Option<u64> = None;
         let mut finished = 0;
         let mut next_tick = began + Duration::from_secs(1);
+        let mut nudger = Nudger::default();
         while finished < n {
             let now = Instant::now();
             let mut wake = (now + POLL).min(next_tick);
@@ -174,6 +187,7 @@ pub(super) fn lead(
                     out.end = CrewEnd::Interrupted;
                 }
             }
+            nudger.check(stop_before.load(Ordering::Relaxed) > i, ctx, |t| ends[t].is_none());
             if now >= next_tick && finished < n {
                 monitor.tick(step, now - began, live);
                 next_tick += Duration::from_secs(1);
@@ -199,4 +213,39 @@ pub(super) fn lead(
         }
     }
     out
+}
+
+/// How long a worker may go on running after its step was told to stop before its Lua
+/// code is interrupted: far past the chunk length (at most about a millisecond) after
+/// which a worker checks its stop by itself, so only code that never returns is cut.
+const GRACE: Duration = Duration::from_millis(100);
+
+/// Interrupts the Lua code of workers still running a step [`GRACE`] after it was
+/// told to stop, and again every [`GRACE`] (a nudge that arrives while the thread
+/// runs no Lua does nothing).
+#[derive(Default)]
+struct Nudger {
+    since: Option<Instant>,
+}
+
+impl Nudger {
+    /// Called about every [`POLL`]: `stopping` says whether the step must stop,
+    /// `running(t)` whether thread t still runs it.
+    fn check(&mut self, stopping: bool, ctx: &Ctx<'_, '_>, running: impl Fn(usize) -> bool) {
+        if !stopping {
+            return;
+        }
+        let now = Instant::now();
+        let since = *self.since.get_or_insert(now);
+        if now.duration_since(since) < GRACE {
+            return;
+        }
+        for (t, pthread) in ctx.pthreads.iter().enumerate() {
+            let pthread = pthread.load(Ordering::Relaxed);
+            if pthread != 0 && running(t) {
+                halt::nudge(pthread as libc::pthread_t);
+            }
+        }
+        self.since = Some(now);
+    }
 }

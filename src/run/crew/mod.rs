@@ -21,7 +21,7 @@ mod monitor;
 mod step;
 mod worker;
 
-use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::task::Waker;
@@ -34,7 +34,7 @@ pub use self::step::{CrewEnd, CrewOutcome, Step, StepOutcome};
 use super::bulk::steps::Slot;
 pub use super::live::{Live, Mailbox, Piece};
 use super::sampler::{Sampler, SamplerCtx};
-use crate::engine::{Store, inflight};
+use crate::engine::{EngineInfo, Store, inflight};
 use crate::kv::ValueSizes;
 use crate::kv::pace::PaceSpec;
 use crate::metrics::Recorder;
@@ -46,6 +46,8 @@ pub struct Crew<'a> {
     pub workload: &'a dyn Workload,
     /// The open store.
     pub store: &'a dyn Store,
+    /// Its engine, whose key and value limits every verb checks.
+    pub engine: &'static EngineInfo,
     /// ctx knobs.
     pub params: &'a Params,
     /// Number of threads.
@@ -92,6 +94,9 @@ struct Ctx<'c, 'a> {
     live: Live,
     /// The step the warm-up applies to: the first timed one.
     warm_step: Option<usize>,
+    /// Each worker's thread id once it started (0 before), for stopping Lua code that
+    /// does not return ([`crate::workload::lua::halt`]).
+    pthreads: Vec<AtomicU64>,
 }
 
 /// How a worker's units in one step divide around the warm-up: all units, those
@@ -193,6 +198,7 @@ pub fn run(crew: &Crew<'_>, steps: &[Step], monitor: &mut dyn Monitor) -> CrewOu
         warm_step: crew
             .warmup
             .and_then(|_| steps.iter().position(|s| matches!(s, Step::Run { .. }))),
+        pthreads: (0..n).map(|_| AtomicU64::new(0)).collect(),
     };
     let sampler = crew
         .sampler
@@ -201,7 +207,15 @@ pub fn run(crew: &Crew<'_>, steps: &[Step], monitor: &mut dyn Monitor) -> CrewOu
     let (tx, rx) = mpsc::channel::<Msg>();
 
     std::thread::scope(|scope| {
+        // Dropped before the joins below, or while unwinding from a panic here: either
+        // way every thread is told to leave, so the scope's wait for them ends.
+        let release = Release {
+            ctx: &ctx,
+            sampler: sampler.as_ref(),
+            on_panic_only: false,
+        };
         let mut threads = Vec::with_capacity(crew.threads + 1);
+        let mut failed = None;
         let connections = crew.connections.max(1);
         for t in 0..crew.threads {
             let tx = tx.clone();
@@ -223,29 +237,39 @@ pub fn run(crew: &Crew<'_>, steps: &[Step], monitor: &mut dyn Monitor) -> CrewOu
                     }
                 }
             };
-            threads.push(
-                std::thread::Builder::new()
-                    .name(format!("kvmark-w{t}"))
-                    .spawn_scoped(scope, body)
-                    .expect("spawn a worker thread"),
-            );
+            let spawned = std::thread::Builder::new()
+                .name(format!("kvmark-w{t}"))
+                .spawn_scoped(scope, body);
+            match spawned {
+                Ok(thread) => threads.push(thread),
+                Err(e) => {
+                    failed = Some(format!("cannot start worker thread {} of {}: {e}", t + 1, crew.threads));
+                    break;
+                }
+            }
         }
         drop(tx);
-        if let Some(s) = sampler.as_ref().filter(|s| s.ticks()) {
+        if failed.is_none()
+            && let Some(s) = sampler.as_ref().filter(|s| s.ticks())
+        {
             let (wake_tx, wake_rx) = mpsc::channel();
             s.set_waker(wake_tx);
-            threads.push(
-                std::thread::Builder::new()
-                    .name("kvmark-sampler".to_string())
-                    .spawn_scoped(scope, move || s.run(wake_rx))
-                    .expect("spawn the sampler thread"),
-            );
+            match std::thread::Builder::new()
+                .name("kvmark-sampler".to_string())
+                .spawn_scoped(scope, move || s.run(wake_rx))
+            {
+                Ok(thread) => threads.push(thread),
+                Err(e) => failed = Some(format!("cannot start the sampler thread: {e}")),
+            }
         }
-        let outcome = lead::lead(&ctx, &rx, monitor, sampler.as_ref());
-        if let Some(s) = &sampler {
-            s.stop();
-        }
-        ctx.gate.cancel();
+        let outcome = match failed {
+            None => lead::lead(&ctx, &rx, monitor, sampler.as_ref()),
+            Some(why) => CrewOutcome {
+                steps: Vec::new(),
+                end: CrewEnd::Failed(why),
+            },
+        };
+        drop(release);
         // Joined one by one, not left to the scope: the scope returns once each
         // thread's closure is done, before the thread has exited and run its
         // thread-local destructors. LMDB's destructor frees the thread's reader slot
@@ -259,4 +283,115 @@ pub fn run(crew: &Crew<'_>, steps: &[Step], monitor: &mut dyn Monitor) -> CrewOu
         }
         outcome
     })
+}
+
+/// Tells every thread of a crew to leave when dropped: cancels the gate (so workers
+/// waiting for a step return), stops every step (so running ones end at their next
+/// chunk) and stops the sampler. The lead holds one around its work and each worker
+/// one that acts only while unwinding: a panic on any thread then ends the crew, where
+/// it used to leave the others waiting at the gate and the scope waiting for them
+/// forever.
+struct Release<'c, 'a> {
+    ctx: &'c Ctx<'c, 'a>,
+    sampler: Option<&'c Sampler<'c>>,
+    on_panic_only: bool,
+}
+
+impl Drop for Release<'_, '_> {
+    fn drop(&mut self) {
+        if self.on_panic_only && !std::thread::panicking() {
+            return;
+        }
+        if let Some(s) = self.sampler {
+            s.stop();
+        }
+        self.ctx.stop_before.store(usize::MAX, Ordering::Relaxed);
+        self.ctx.gate.cancel();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::{Arc, mpsc};
+    use std::time::Duration;
+
+    use super::{Crew, Monitor, Step, run};
+    use crate::engine::{EngineOptions, OpenRequest, skiplist};
+    use crate::workload::{self, Budget, Params};
+
+    /// A monitor that panics, as a bug in a progress line would: before the workers
+    /// are let into the step (they wait at the gate), or during it (they are running a
+    /// step of an hour).
+    enum Panics {
+        BeforeTheStep,
+        DuringTheStep,
+    }
+    impl Monitor for Panics {
+        fn step_started(&mut self, _step: &Step, _live: &super::Live) {
+            if let Panics::BeforeTheStep = self {
+                panic!("a monitor's bug");
+            }
+        }
+        fn tick(&mut self, _step: &Step, _elapsed: Duration, _live: &super::Live) {
+            panic!("a monitor's bug");
+        }
+    }
+
+    /// Runs one step of an hour of the null workload on three threads with `monitor`
+    /// and returns whether the crew passed a panic on, or fails if it hangs.
+    fn crew_panics(mut monitor: Panics) -> bool {
+        let (done_tx, done_rx) = mpsc::channel();
+        // On its own thread, so a hang fails the test instead of stalling it.
+        std::thread::spawn(move || {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/null.lua");
+            let wl = workload::open(&path).unwrap();
+            let opts = EngineOptions::new();
+            let store = (skiplist::INFO.open)(&OpenRequest::memory(&opts)).unwrap();
+            let params = Params {
+                users: 10,
+                items: 10,
+                ops: 0,
+                secs: 3600.0,
+                seed: 1,
+            };
+            let clock = quanta::Clock::new();
+            let abort = Arc::new(AtomicBool::new(false));
+            let crew = Crew {
+                workload: wl.as_ref(),
+                store: store.as_ref(),
+                engine: &skiplist::INFO,
+                params: &params,
+                threads: 3,
+                connections: 1,
+                batch: 1,
+                sweep: None,
+                clock: &clock,
+                abort: &abort,
+                sampler: None,
+                pace: None,
+                warmup: None,
+                settle: false,
+                value_sizes: None,
+            };
+            let steps = [Step::Run {
+                phase: 0,
+                name: "run".to_string(),
+                budget: Budget::Secs(3600.0),
+                pace: None,
+            }];
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&crew, &steps, &mut monitor)));
+            let _ = done_tx.send(caught.is_err());
+        });
+        done_rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the crew hung after its main thread panicked")
+    }
+
+    #[test]
+    fn a_panic_on_the_main_thread_releases_waiting_and_running_workers() {
+        assert!(crew_panics(Panics::BeforeTheStep), "the panic was not passed on");
+        assert!(crew_panics(Panics::DuringTheStep), "the panic was not passed on");
+    }
 }

@@ -7,12 +7,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use super::{Ctx, Msg, Ran, Step};
+use super::{Ctx, Msg, Ran, Release, Step};
 use crate::engine::inflight;
 use crate::kv::Kv;
 use crate::kv::pace::StopSignal;
 use crate::metrics::Recorder;
 use crate::run::bulk::steps;
+use crate::workload::lua::halt;
 use crate::workload::{Budget, Program, ThreadCtx, WorkloadError, share};
 
 /// Chunks aim to take between these many nanoseconds: long enough that per-chunk
@@ -34,6 +35,13 @@ struct Seat<'c, 'a> {
 pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>) {
     let (crew, steps, gate, live) = (ctx.crew, ctx.steps, &ctx.gate, &ctx.live);
     let stop_before = &ctx.stop_before;
+    // A panic here must not leave the other threads waiting for this one.
+    let _release = Release {
+        ctx,
+        sampler: None,
+        on_panic_only: true,
+    };
+    ctx.pthreads[t].store(halt::this_thread() as u64, Ordering::Relaxed);
     let paced = crew.pace.is_some() || steps.iter().any(|s| matches!(s, Step::Run { pace: Some(_), .. }));
     if paced && let Err(e) = crate::clock::precise_sleeps() {
         eprintln!("kvmark: warning: cannot set timer slack ({e}); paced waits may overshoot by about 50 us");
@@ -43,7 +51,8 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>) {
         .session()
         .map_err(|e| format!("cannot open a session on the store: {e}"))
         .and_then(|session| {
-            let kv = Kv::new(session, crew.clock.clone(), Arc::clone(crew.abort));
+            let mut kv = Kv::new(session, crew.clock.clone(), Arc::clone(crew.abort));
+            kv.limit_sizes(crew.engine.name, crew.engine.limits);
             let ctx = ThreadCtx {
                 params: crew.params.clone(),
                 batch: crew.batch,
@@ -70,6 +79,7 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>) {
         if !gate.wait(i) {
             break;
         }
+        program.stop_on(StopSignal::new(Arc::clone(stop_before), i));
         let mut ran = Ran {
             warming: warm_step == Some(i),
             ..Ran::default()

@@ -131,6 +131,7 @@ impl CellRun<'_> {
         Crew {
             workload: wl,
             store: store.store.as_ref(),
+            engine: self.r.engine,
             params,
             threads: self.cell.threads,
             connections: self.cell.connections,

@@ -12,6 +12,8 @@
 use std::cell::{Cell, UnsafeCell};
 use std::ffi::{CStr, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use mlua::ffi::{self, lua_State};
@@ -19,6 +21,7 @@ use mlua::ffi::{self, lua_State};
 use super::iter::IterCount;
 use crate::engine::{Appended, EngineError, Existed};
 use crate::kv::Kv;
+use crate::kv::pace::StopSignal;
 
 /// Per-worker state reached from the kv functions.
 pub(crate) struct Bridge {
@@ -27,6 +30,11 @@ pub(crate) struct Bridge {
     locked: Cell<bool>,
     /// The count behind `ctx.iter`, kept by the driver.
     iter: IterCount,
+    /// The run's abort flag (Ctrl-C), read by the stop hook ([`super::halt`]) without
+    /// touching the verb set, which a verb may hold while a scan callback runs Lua.
+    abort: Arc<AtomicBool>,
+    /// The current step's stop, for the same hook; set only while no Lua code runs.
+    stop: UnsafeCell<Option<StopSignal>>,
     state: UnsafeCell<BridgeState>,
 }
 
@@ -42,6 +50,8 @@ impl Bridge {
         Bridge {
             locked: Cell::new(true),
             iter: IterCount::default(),
+            abort: Arc::clone(kv.abort_flag()),
+            stop: UnsafeCell::new(None),
             state: UnsafeCell::new(BridgeState {
                 kv,
                 keys: Vec::new(),
@@ -58,6 +68,18 @@ impl Bridge {
     /// The count behind `ctx.iter`.
     pub(super) fn iter_count(&self) -> &IterCount {
         &self.iter
+    }
+
+    /// Stops this thread's Lua code when `stop` is raised (None: only on abort).
+    pub(crate) fn set_stop(&mut self, stop: Option<StopSignal>) {
+        *self.stop.get_mut() = stop;
+    }
+
+    /// True when Lua code of this thread must stop: the run is being abandoned or the
+    /// current step must stop.
+    pub(crate) fn halting(&self) -> bool {
+        // SAFETY: `stop` is written only through `&mut self`, never while Lua runs.
+        self.abort.load(Ordering::Relaxed) || unsafe { &*self.stop.get() }.as_ref().is_some_and(StopSignal::raised)
     }
 
     /// The verb set. Only valid while no kv function is running.

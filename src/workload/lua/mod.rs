@@ -9,6 +9,7 @@
 
 mod bridge;
 mod driver;
+pub mod halt;
 mod iter;
 
 use std::path::{Path, PathBuf};
@@ -24,6 +25,7 @@ use super::epochs::EpochLayout;
 use super::{PhasePlan, Program, Sweep, SweepValue, ThreadCtx, Workload, WorkloadError};
 use crate::engine::{EngineOptions, OpenRequest, skiplist};
 use crate::kv::Kv;
+use crate::kv::pace::StopSignal;
 
 /// Top-level fields a workload table may have.
 const KNOWN_FIELDS: [&str; 5] = ["name", "load", "run", "batched", "sweep"];
@@ -42,7 +44,8 @@ pub struct LuaWorkload {
 
 impl LuaWorkload {
     /// Reads and validates `path`: it must evaluate to a table with a `run` function.
-    pub fn open(path: &Path) -> Result<Self, WorkloadError> {
+    /// `abort` stops a top level that does not return (Ctrl-C).
+    pub fn open(path: &Path, abort: &Arc<AtomicBool>) -> Result<Self, WorkloadError> {
         let source = std::fs::read(path)
             .map_err(|e| WorkloadError::Invalid(format!("cannot read workload {}: {e}", path.display())))?;
         let mut wl = LuaWorkload {
@@ -60,8 +63,8 @@ impl LuaWorkload {
         let store =
             (skiplist::INFO.open)(&OpenRequest::memory(&opts)).map_err(|e| WorkloadError::Invalid(e.message))?;
         let session = store.session().map_err(|e| WorkloadError::Invalid(e.message))?;
-        let kv = Kv::new(session, quanta::Clock::new(), Arc::new(AtomicBool::new(false)));
-        let probe = LuaState::new(&wl, kv)?;
+        let kv = Kv::new(session, quanta::Clock::new(), Arc::clone(abort));
+        let probe = LuaState::new(&wl, kv, 1)?;
         let table = probe.table();
         let invalid = |msg: String| WorkloadError::Invalid(format!("{}: {msg}", path.display()));
 
@@ -230,7 +233,7 @@ impl Workload for LuaWorkload {
     }
 
     fn program(&self, ctx: &ThreadCtx, kv: Kv) -> Result<Box<dyn Program>, WorkloadError> {
-        let state = LuaState::new(self, kv)?;
+        let state = LuaState::new(self, kv, ctx.threads)?;
         let runtime = |e: mlua::Error| WorkloadError::Runtime(lua_error_text(&e));
         let lua = state.lua();
         let ctx_table = lua.create_table().map_err(runtime)?;
@@ -289,22 +292,42 @@ struct LuaState {
     table: Option<Table>,
     /// Freed after the state is closed, never before.
     bridge: Option<NonNull<Bridge>>,
+    /// The raw state mlua runs functions on (where the stop hook is set).
+    raw: std::cell::Cell<*mut mlua::ffi::lua_State>,
+    /// The workload file, for errors that do not say where they happened.
+    path: String,
+    /// Bytes this state may allocate.
+    memory_limit: usize,
 }
 
 impl LuaState {
-    fn new(wl: &LuaWorkload, kv: Kv) -> Result<Self, WorkloadError> {
+    /// A state for one of `threads` threads, with its share of the memory limit.
+    fn new(wl: &LuaWorkload, kv: Kv, threads: usize) -> Result<Self, WorkloadError> {
         let bridge = NonNull::from(Box::leak(Box::new(Bridge::new(kv))));
         let mut state = LuaState {
             lua: Some(Lua::new()),
             table: None,
             bridge: Some(bridge),
+            raw: std::cell::Cell::new(std::ptr::null_mut()),
+            path: wl.path.display().to_string(),
+            memory_limit: memory_limit(threads),
         };
         let lua = state.lua();
+        let mut raw = std::ptr::null_mut();
         // Workloads make short-lived strings (keys, values) against a small live heap,
         // which the incremental collector answers with a full cycle every few dozen
         // units; the generational one collects them young. Measured in BENCHMARKS.md
         // (Engines, harness overhead); a workload may switch back with collectgarbage.
         lua.gc_set_mode(LuaGcMode::Generational(LuaGcGenParams::default()));
+        // Past it an allocation is a Lua error naming the file, where running the
+        // machine out of memory aborted the whole process without a report.
+        lua.set_memory_limit(state.memory_limit)
+            .map_err(|e| WorkloadError::Invalid(format!("cannot set up Lua: {e}")))?;
+        lua.load(SANDBOX)
+            .set_name("=kvmark sandbox")
+            .set_mode(mlua::chunk::ChunkMode::Text)
+            .exec()
+            .map_err(|e| WorkloadError::Invalid(format!("cannot set up Lua: {e}")))?;
         // Modules next to the workload file can be `require`d.
         let dir = wl
             .path
@@ -321,9 +344,23 @@ impl LuaState {
             .map_err(|e| WorkloadError::Invalid(format!("cannot set up Lua: {e}")));
         set_path?;
         // SAFETY: the bridge is freed only after the state is closed (see `close`).
-        unsafe { lua.exec_raw::<()>((), |l| bridge::install(l, bridge.as_ptr())) }
-            .map_err(|e| WorkloadError::Invalid(format!("cannot set up Lua: {e}")))?;
-        let table = match lua.load(&wl.source[..]).set_name(&wl.chunk_name).eval::<Value>() {
+        unsafe {
+            lua.exec_raw::<()>((), |l| {
+                bridge::install(l, bridge.as_ptr());
+                halt::attach(l, bridge.as_ptr());
+                raw = l;
+            })
+        }
+        .map_err(|e| WorkloadError::Invalid(format!("cannot set up Lua: {e}")))?;
+        state.raw.set(raw);
+        let evaluated = {
+            let _running = state.running();
+            lua.load(&wl.source[..])
+                .set_name(&wl.chunk_name)
+                .set_mode(mlua::chunk::ChunkMode::Text)
+                .eval::<Value>()
+        };
+        let table = match evaluated {
             Ok(Value::Table(t)) => t,
             Ok(other) => {
                 return Err(WorkloadError::Invalid(format!(
@@ -332,7 +369,7 @@ impl LuaState {
                     other.type_name()
                 )));
             }
-            Err(e) => return Err(WorkloadError::Invalid(lua_error_text(&e))),
+            Err(e) => return Err(WorkloadError::Invalid(state.error_text(&e))),
         };
         state.table = Some(table);
         Ok(state)
@@ -340,6 +377,11 @@ impl LuaState {
 
     fn lua(&self) -> &Lua {
         self.lua.as_ref().expect("Lua state is open")
+    }
+
+    /// Marks this thread as running this state's code, for the stop hook.
+    fn running(&self) -> halt::Running {
+        halt::Running::enter(self.raw.get())
     }
 
     fn table(&self) -> &Table {
@@ -362,9 +404,25 @@ impl LuaState {
         args: A,
     ) -> Result<R, WorkloadError> {
         self.bridge().set_open(true);
-        let result = f.call::<R>(args);
+        let result = {
+            let _running = self.running();
+            f.call::<R>(args)
+        };
         self.bridge().set_open(false);
-        result.map_err(|e| WorkloadError::Runtime(lua_error_text(&e)))
+        result.map_err(|e| WorkloadError::Runtime(self.error_text(&e)))
+    }
+
+    /// A Lua error as text; running out of memory also names the file and the limit.
+    fn error_text(&self, e: &mlua::Error) -> String {
+        match e {
+            mlua::Error::MemoryError(_) => format!(
+                "{}: the workload's Lua state reached its memory limit of {} MiB (half the machine's \
+                 memory, shared by the Lua states of a point's threads)",
+                self.path,
+                self.memory_limit >> 20
+            ),
+            other => lua_error_text(other),
+        }
     }
 
     fn kv_mut(&mut self) -> &mut Kv {
@@ -436,13 +494,19 @@ impl Program for LuaProgram {
             &self.driver
         };
         match self.state.call_open::<_, i64>(driver, range) {
-            // Ctrl-C stops a chunk with a Lua error from its next verb. Count the units
+            // Ctrl-C stops a chunk with a Lua error from its next verb, and a stopping
+            // step with one from the stop hook (see `halt`). Count the units
             // that finished before it, so an interrupted point's figures stay consistent
             // (its wu/s and ops/s cover the same units); the crew sees the interruption
             // in the abort flag.
-            Err(_) if self.state.kv_mut().aborted() => Ok(self.units_finished(first_iter, n)),
+            Err(_) if self.state.bridge().halting() => Ok(self.units_finished(first_iter, n)),
             other => other.map(|done| done as u64),
         }
+    }
+
+    fn stop_on(&mut self, stop: StopSignal) {
+        // SAFETY: no Lua code is running (we hold &mut self).
+        unsafe { self.state.bridge.expect("bridge is live").as_mut() }.set_stop(Some(stop));
     }
 
     fn kv(&mut self) -> &mut Kv {
@@ -453,6 +517,17 @@ impl Program for LuaProgram {
         let LuaProgram { mut state, .. } = *self;
         state.close().expect("state closed only once")
     }
+}
+
+/// The sandbox every state runs before the workload file.
+const SANDBOX: &str = include_str!("sandbox.lua");
+
+/// Bytes each of `threads` Lua states may allocate: half the machine's memory shared
+/// between them (so a runaway loop on every thread stops before the machine runs out),
+/// or 1 GiB each where the machine's memory is unknown.
+fn memory_limit(threads: usize) -> usize {
+    let half = crate::probe::system::meminfo_kib("MemTotal").map_or(1 << 30, |kib| (kib as usize) << 9);
+    half / threads.max(1)
 }
 
 /// A Lua error as one readable message: the script's "file:line: message" followed

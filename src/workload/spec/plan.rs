@@ -224,6 +224,15 @@ pub fn num_expr(e: &NumberExpr) -> Result<NumExpr, String> {
     }
 }
 
+/// A number expression that counts something: a constant must not be negative (a
+/// distribution's draws are clamped where they are used).
+pub fn count_expr(e: &NumberExpr) -> Result<NumExpr, String> {
+    match e {
+        NumberExpr::Const(v) if *v < 0.0 => Err(format!("{v} is negative; give 0 or more")),
+        other => num_expr(other),
+    }
+}
+
 /// Converts a distribution object.
 pub fn dist(d: &Distribution) -> Result<Dist, String> {
     match d {
@@ -469,7 +478,7 @@ impl OpBuilder<'_> {
                 }
                 RangeSize::Selectivity(e)
             }
-            (None, Some(n)) => RangeSize::ScanLength(num_expr(n).map_err(|m| format!("{p}.scan_length: {m}"))?),
+            (None, Some(n)) => RangeSize::ScanLength(count_expr(n).map_err(|m| format!("{p}.scan_length: {m}"))?),
         });
         Ok(op)
     }
@@ -626,8 +635,8 @@ fn group(g: &GroupSpec, scope: &Scope, path: &str, name: String, scale: f64) -> 
             if !ops.iter().any(|o| o.kind == SpecOp::Insert) {
                 return Err(format!("{path}.sorted: the group has no inserts to sort"));
             }
-            let k = num_expr(&s.k).map_err(|m| format!("{path}.sorted.k: {m}"))?;
-            let l = num_expr(&s.l).map_err(|m| format!("{path}.sorted.l: {m}"))?;
+            let k = count_expr(&s.k).map_err(|m| format!("{path}.sorted.k: {m}"))?;
+            let l = count_expr(&s.l).map_err(|m| format!("{path}.sorted.l: {m}"))?;
             Some((k, l))
         }
     };

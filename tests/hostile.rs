@@ -1,0 +1,184 @@
+//! Workloads that misbehave, through the real binary: Lua code that never returns
+//! (stopped by the time budget and by Ctrl-C, wherever it loops).
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Output};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// Writes a Lua workload `name` with `source` in a fresh directory.
+fn lua(name: &str, source: &str) -> (tempfile::TempDir, String) {
+    let (dir, path) = spec_file(name, source);
+    (dir, path.display().to_string())
+}
+
+/// Waits at most `limit` for `child` to end (killing it and failing otherwise), and
+/// returns its output with the stderr collected by `err`.
+fn ended_within(mut child: Child, limit: Duration, err: Option<std::thread::JoinHandle<String>>) -> Output {
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            panic!("kvmark did not end within {limit:?}\n{}\n{}", stdout(&o), stderr(&o));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut o = child.wait_with_output().unwrap();
+    if let Some(err) = err {
+        o.stderr = err.join().unwrap().into_bytes();
+    }
+    o
+}
+
+/// Starts kvmark and returns it once its stderr has said `marker` (the rest of its
+/// stderr is collected by the returned thread).
+fn started(args: &[&str], marker: &str) -> (Child, std::thread::JoinHandle<String>) {
+    let mut child = spawn_kvmark(args);
+    let pipe = child.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+            let _ = tx.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) if line.contains(marker) => break,
+            Ok(_) => {}
+            Err(_) => {
+                let _ = child.kill();
+                panic!("kvmark never said {marker:?}");
+            }
+        }
+    }
+    (child, reader)
+}
+
+#[test]
+fn the_time_budget_stops_units_that_never_return() {
+    // A bare loop, a loop that catches every error it can, and a loop of verbs: each
+    // used to run forever past --secs.
+    for (name, run) in [
+        ("spin.lua", "while true do end"),
+        ("pcall.lua", "while true do pcall(function() while true do end end) end"),
+        ("verbs.lua", "while true do kv.get('x') end"),
+    ] {
+        let (_dir, path) = lua(name, &format!("return {{ run = function(ctx) {run} end }}"));
+        let child = spawn_kvmark(&["--secs", "1", "--threads", "2", &path]);
+        let o = ended_within(child, Duration::from_secs(30), None);
+        assert_exit(&o, 0);
+        let out = stdout(&o);
+        assert!(out.contains("threads=2 batch=1 (median of 1 run)"), "{name}: {out}");
+        assert!(!out.contains("FAILED") && !out.contains("INTERRUPTED"), "{name}: {out}");
+    }
+}
+
+#[test]
+fn ctrl_c_stops_lua_that_never_returns_at_top_level_in_load_and_in_run() {
+    let spin = "io.stderr:write('spinning\\n') while true do end";
+    for (name, source) in [
+        ("top.lua", format!("{spin}\nreturn {{ run = function(ctx) end }}")),
+        (
+            "load.lua",
+            format!("return {{ load = function(ctx) {spin} end, run = function(ctx) end }}"),
+        ),
+        ("run.lua", format!("return {{ run = function(ctx) {spin} end }}")),
+    ] {
+        let (_dir, path) = lua(name, &source);
+        let (child, err) = started(&["--ops", "100", "--threads", "2", &path], "spinning");
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let o = ended_within(child, Duration::from_secs(10), Some(err));
+        assert_exit(&o, 130);
+    }
+}
+
+/// Asserts that `o` exited with `code` and said `says` (on either stream).
+fn assert_says(o: &Output, code: i32, says: &str) {
+    assert_exit(o, code);
+    let all = format!("{}{}", stdout(o), stderr(o));
+    assert!(all.contains(says), "expected {says:?} in:\n{all}");
+}
+
+/// Runs a workload whose `run` body is `run`, for a few units on one thread.
+fn run_body(name: &str, run: &str) -> Output {
+    let (_dir, path) = lua(name, &format!("return {{ run = function(ctx) {run} end }}"));
+    kvmark(&["--ops", "3", &path])
+}
+
+#[test]
+fn lua_running_out_of_memory_fails_the_point_naming_the_file() {
+    // Each of 64 threads' states may hold 1/128 of the machine's memory, so a 2 GB
+    // string is refused before it is allocated (on machines up to 256 GB): a Lua error
+    // naming the file, where an allocation failure used to abort the whole process
+    // with no report.
+    let (_dir, path) = lua(
+        "hog.lua",
+        "return { run = function(ctx) local s = string.rep('x', (1 << 31) - 64) end }",
+    );
+    let o = kvmark(&["--ops", "64", "--threads", "64", &path]);
+    assert_says(&o, 1, "hog.lua: the workload's Lua state reached its memory limit");
+}
+
+#[test]
+fn os_exit_fails_the_point_instead_of_ending_kvmark() {
+    assert_says(
+        &run_body("exit.lua", "os.exit(3)"),
+        1,
+        "os.exit is not available to workloads",
+    );
+}
+
+#[test]
+fn binary_chunks_are_refused_everywhere_lua_loads_code() {
+    // Bytecode, whole or corrupted, from load: refused before the interpreter reads it.
+    for run in [
+        "assert(load(string.dump(function() return 1 end)))()",
+        "assert(load(string.dump(function() return 1 end):sub(1, 30) .. ('\\255'):rep(40)))()",
+        "assert(load(string.dump(function() return 1 end), 'x', 'b'))()",
+    ] {
+        assert_says(&run_body("bytecode.lua", run), 1, "attempt to load a binary chunk");
+    }
+    // A workload file that is bytecode, and a module that is.
+    let dir = tempfile::tempdir().unwrap();
+    let luac = b"\x1bLua\x54\x00\x19\x93\r\n\x1a\n";
+    std::fs::write(dir.path().join("compiled.lua"), luac).unwrap();
+    std::fs::write(dir.path().join("mod.lua"), luac).unwrap();
+    std::fs::write(
+        dir.path().join("uses.lua"),
+        "require('mod')\nreturn { run = function() end }",
+    )
+    .unwrap();
+    for file in ["compiled.lua", "uses.lua"] {
+        let o = kvmark(&["--ops", "3", &dir.path().join(file).display().to_string()]);
+        assert_says(&o, 2, "attempt to load a binary chunk");
+    }
+}
+
+#[test]
+fn workloads_cannot_reach_files_commands_or_c_modules() {
+    let (_dir, path) = lua(
+        "reach.lua",
+        "assert(io.open == nil and io.popen == nil and io.lines == nil and io.output == nil)\n\
+         assert(os.execute == nil and os.remove == nil and os.rename == nil and os.tmpname == nil)\n\
+         assert(require('io').open == nil and require('os').execute == nil)\n\
+         assert(package.loadlib == nil and package.cpath == '')\n\
+         assert(not pcall(require, 'lfs'))\n\
+         -- What stays: output to the terminal, time, the environment.\n\
+         assert(os.time() and os.clock() and os.getenv('HOME'))\n\
+         io.stderr:write('sandboxed\\n')\n\
+         return { run = function() end }",
+    );
+    assert_says(&kvmark(&["--ops", "3", &path]), 0, "sandboxed");
+}
