@@ -66,6 +66,40 @@ fn started(args: &[&str], marker: &str) -> (Child, std::thread::JoinHandle<Strin
 }
 
 #[test]
+fn the_time_budget_stops_units_that_never_return_on_every_connection() {
+    // Three connections on one thread, each in a unit that never returns but waits on
+    // a pretend server in every verb, so the connections take turns: the stop must
+    // reach each connection's own Lua state, whichever one runs when it arrives.
+    let (_dir, path) = lua(
+        "verbs.lua",
+        "return { run = function(ctx) while true do kv.get('x') end end }",
+    );
+    let child = spawn_kvmark(&[
+        "--backend",
+        "sim",
+        "--engine-opt",
+        "sim.service=100us",
+        "--engine-opt",
+        "sim.remote=true",
+        "--secs",
+        "1",
+        "--threads",
+        "1",
+        "--connections",
+        "3",
+        &path,
+    ]);
+    let o = ended_within(child, Duration::from_secs(30), None);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    assert!(
+        out.contains("threads=1 connections=3 batch=1 (median of 1 run)"),
+        "{out}"
+    );
+    assert!(!out.contains("FAILED") && !out.contains("INTERRUPTED"), "{out}");
+}
+
+#[test]
 fn the_time_budget_stops_units_that_never_return() {
     // A bare loop, a loop that catches every error it can, and a loop of verbs: each
     // used to run forever past --secs.

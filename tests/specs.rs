@@ -69,7 +69,11 @@ fn bundled_specs() -> Vec<String> {
 #[test]
 fn every_bundled_spec_runs_on_skiplist() {
     let specs = bundled_specs();
-    assert_eq!(specs.len(), 18, "YCSB A-F, KVBench I-V, Tec-1..7: {specs:?}");
+    assert_eq!(
+        specs.len(),
+        20,
+        "YCSB A-F, KVBench I-V, Tec-1..7, KVZone write and mixed: {specs:?}"
+    );
     let mut args = vec!["--backend", "skiplist"];
     args.extend(specs.iter().map(String::as_str));
     let o = kvmark(&args);
