@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${1:?usage: bench/engines.sh DATA_DIR [SECS] [ITEMS] [ENGINES] [WORKLOADS]}
 secs=${2:-20}; items=${3:-200000}
-engines=${4:-rocksdb,tidesdb,lmdb,sqlite,leveldb,redb,fjall,mdbx,wiredtiger}
+engines=${4:-rocksdb,tidesdb,lmdb,sqlite,leveldb,redb,fjall,bdb,tokyocabinet,kyotocabinet,tkrzw,mdbx,wiredtiger}
 workloads=${5:-mixed,scan}
 kvmark=${KVMARK:-${CARGO_TARGET_DIR:-target}/release/kvmark}
 [ -x "$kvmark" ] || { echo "build first: cargo build --release (or set KVMARK)" >&2; exit 2; }
@@ -39,6 +39,9 @@ settings=(
   lmdb.sync=nosync
   mdbx.sync=utterly_nosync
   wiredtiger.cache_size=64M
+  bdb.cache_size=64M
+  bdb.txn_sync=nosync
+  kyotocabinet.pccap=64M
   sqlite.synchronous=normal
   sqlite.cache_size=-65536
 )
