@@ -47,6 +47,8 @@ struct Here {
     yielder: Cell<*const Yielder<(), ()>>,
     /// The connection's [`connection_local`] word while it is suspended.
     local: Cell<usize>,
+    /// The thread's nudge count when this connection last took a nudge.
+    nudges: Cell<u64>,
     /// The context of the task poll that resumed the connection.
     cx: Cell<*mut Context<'static>>,
 }
@@ -56,6 +58,8 @@ thread_local! {
     static CURRENT: Cell<*const Here> = const { Cell::new(ptr::null()) };
     /// A word that follows the running connection (see [`connection_local`]).
     static CONNECTION_LOCAL: Cell<usize> = const { Cell::new(0) };
+    /// Nudges this thread received (see [`nudged`]).
+    static NUDGES: Cell<u64> = const { Cell::new(0) };
     /// The runtime [`block_on`] uses outside connections.
     static FALLBACK: OnceCell<tokio::runtime::Runtime> = const { OnceCell::new() };
 }
@@ -67,6 +71,23 @@ thread_local! {
 /// an ordinary thread-local. Reading it is async-signal-safe.
 pub fn connection_local<R>(f: impl FnOnce(&Cell<usize>) -> R) -> R {
     CONNECTION_LOCAL.with(f)
+}
+
+/// What a nudge does to a connection's [`connection_local`] word (set once).
+static ON_NUDGE: std::sync::OnceLock<fn(usize)> = std::sync::OnceLock::new();
+
+/// Sets what [`nudged`] does to each connection of the thread: `f` gets the
+/// connection's [`connection_local`] word. The first call wins.
+pub fn on_nudge(f: fn(usize)) {
+    let _ = ON_NUDGE.set(f);
+}
+
+/// Records that this thread was nudged (from a signal handler: async-signal-safe). A
+/// signal reaches only the connection running when it lands, often none; so each
+/// connection of the thread gets the nudge (the [`on_nudge`] function, with its word)
+/// the next time it resumes.
+pub fn nudged() {
+    NUDGES.with(|n| n.set(n.get().wrapping_add(1)));
 }
 
 /// True when the calling code runs inside a connection of [`run_connections`].
@@ -158,6 +179,7 @@ impl<'a, R> Connection<'a, R> {
         let here = Box::new(Here {
             yielder: Cell::new(ptr::null()),
             local: Cell::new(0),
+            nudges: Cell::new(0),
             cx: Cell::new(ptr::null_mut()),
         });
         let here_ptr: *const Here = &*here;
@@ -188,6 +210,13 @@ impl<R> Future for Connection<'_, R> {
         this.here.cx.set(ptr::from_mut(cx).cast::<Context<'static>>());
         let outer = CURRENT.with(|c| c.replace(&*this.here));
         let outer_local = CONNECTION_LOCAL.with(|c| c.replace(this.here.local.get()));
+        let nudges = NUDGES.with(Cell::get);
+        if nudges != this.here.nudges.get() {
+            this.here.nudges.set(nudges);
+            if let Some(f) = ON_NUDGE.get() {
+                f(this.here.local.get());
+            }
+        }
         let result = this.coroutine.resume(());
         this.here.local.set(CONNECTION_LOCAL.with(|c| c.replace(outer_local)));
         CURRENT.with(|c| c.set(outer));

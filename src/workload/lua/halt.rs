@@ -52,15 +52,29 @@ fn set_running(l: *mut lua_State) -> *mut lua_State {
 /// Registers the handler that sets the hook for `signal` (the nudge is registered
 /// once, on first use of a Lua state; the app adds Ctrl-C and SIGTERM).
 pub fn stop_lua_on(signal: c_int) -> std::io::Result<()> {
+    inflight::on_nudge(hook);
     // SAFETY: the action only reads a thread-local and calls lua_sethook, both
     // async-signal-safe (see the module comment).
     unsafe { signal_hook::low_level::register(signal, set_hook_here) }.map(drop)
 }
 
 fn set_hook_here() {
-    let l = running();
+    // Connections of this thread that are not running now take it when they resume.
+    inflight::nudged();
+    hook(running() as usize);
+}
+
+/// Sets the stopping hook on the state `l` (a [`connection_local`] word), if any: the
+/// state this thread is executing, or that of a suspended connection, which the hook
+/// stops when it resumes (or leaves alone, removing itself, if its step need not stop).
+///
+/// [`connection_local`]: inflight::connection_local
+fn hook(l: usize) {
+    let l = l as *mut lua_State;
     if !l.is_null() {
-        // SAFETY: `l` is the state this thread is executing (see `Running`).
+        // SAFETY: `l` is a live state of this thread: the one executing (see
+        // `Running`) or one of a suspended connection, whose word is cleared when it
+        // stops running Lua.
         unsafe { ffi::lua_sethook(l, Some(halt_hook), ffi::LUA_MASKCOUNT, 1) };
     }
 }
