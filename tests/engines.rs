@@ -173,7 +173,53 @@ fn keep_data_keeps_the_store_and_the_default_removes_it() {
         assert_eq!(kept.len(), 1, "{engine}: {kept:?}");
         assert!(kept[0].starts_with(&format!("kvmark-{engine}-")), "{engine}: {kept:?}");
         let files = std::fs::read_dir(data.path().join(&kept[0])).unwrap().count();
-        assert!(files > 0, "{engine}: the kept store directory is empty");
+        assert!(files > 1, "{engine}: the kept store directory holds only the marker");
+        assert!(
+            data.path().join(&kept[0]).join(".kvmark-store").is_file(),
+            "{engine}: the kept store carries kvmark's marker"
+        );
+    }
+}
+
+#[test]
+fn user_files_beside_and_inside_the_data_dir_are_untouched() {
+    for engine in persistent() {
+        let data = tempfile::tempdir().unwrap();
+        std::fs::write(data.path().join("notes.txt"), "mine\n").unwrap();
+        std::fs::create_dir(data.path().join("kvmark-old")).unwrap();
+        std::fs::write(data.path().join("kvmark-old/keep.txt"), "also mine\n").unwrap();
+        let dir = data.path().to_str().unwrap();
+        let o = kvmark(&[
+            "--backend",
+            engine,
+            "--data-dir",
+            dir,
+            "--items",
+            "50",
+            "--ops",
+            "50",
+            &bundled("mixed.lua"),
+        ]);
+        assert_exit(&o, 0);
+        assert_eq!(
+            std::fs::read_to_string(data.path().join("notes.txt")).unwrap(),
+            "mine\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(data.path().join("kvmark-old/keep.txt")).unwrap(),
+            "also mine\n",
+            "{engine}"
+        );
+        let mut left: Vec<_> = std::fs::read_dir(data.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            ["kvmark-old", "notes.txt"],
+            "{engine}: only the run's store is gone"
+        );
     }
 }
 

@@ -13,6 +13,10 @@ use super::{EngineInfo, EngineOptions, EngineResult};
 
 static NEXT_DIR: AtomicU64 = AtomicU64::new(0);
 
+/// The file kvmark leaves in every store directory it makes: a directory is removed
+/// only when it still carries it, so kvmark never deletes what it did not create.
+pub const STORE_MARKER: &str = ".kvmark-store";
+
 /// Creates a new directory `PREFIX-PID-N` under `base` and returns it, never adopting
 /// one that exists: kvmark removes what it creates, so an existing directory (a user's
 /// files, a symlink, a store kept by another run whose process had the same PID, as
@@ -25,7 +29,12 @@ pub fn fresh_dir(base: &Path, prefix: &str) -> std::io::Result<PathBuf> {
         let n = NEXT_DIR.fetch_add(1, Ordering::Relaxed);
         let dir = base.join(format!("{prefix}-{pid}-{n}"));
         match std::fs::create_dir(&dir) {
-            Ok(()) => return Ok(dir),
+            Ok(()) => {
+                let marker = format!("made by kvmark (pid {pid}); removed with its directory\n");
+                std::fs::write(dir.join(STORE_MARKER), marker)
+                    .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
+                return Ok(dir);
+            }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(std::io::Error::new(e.kind(), format!("{}: {e}", dir.display()))),
         }
@@ -34,6 +43,23 @@ pub fn fresh_dir(base: &Path, prefix: &str) -> std::io::Result<PathBuf> {
         std::io::ErrorKind::AlreadyExists,
         format!("{ATTEMPTS} names {prefix}-{pid}-N were taken"),
     ))
+}
+
+/// Removes a store directory made by [`fresh_dir`], refusing one that is a symlink or
+/// lacks [`STORE_MARKER`] (something else now stands at that path).
+pub fn remove_store_dir(dir: &Path) -> std::io::Result<()> {
+    let meta = std::fs::symlink_metadata(dir)?;
+    if !meta.is_dir() {
+        return Err(std::io::Error::other(
+            "it is no longer the directory kvmark made (a symlink or a file now); left as it is",
+        ));
+    }
+    if !dir.join(STORE_MARKER).is_file() {
+        return Err(std::io::Error::other(format!(
+            "it has no {STORE_MARKER} marker, so kvmark did not make it; left as it is"
+        )));
+    }
+    std::fs::remove_dir_all(dir)
 }
 
 /// Where an engine keeps its data.
@@ -187,6 +213,33 @@ mod tests {
 
     fn refuse(_: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
         Err(EngineError::other("not in this test"))
+    }
+
+    #[test]
+    fn a_store_dir_is_removed_only_while_it_carries_the_marker() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = fresh_dir(base.path(), "kvmark-test").unwrap();
+        assert!(dir.join(STORE_MARKER).is_file());
+        std::fs::write(dir.join("data"), "x").unwrap();
+        std::fs::remove_file(dir.join(STORE_MARKER)).unwrap();
+        let err = remove_store_dir(&dir).unwrap_err().to_string();
+        assert!(err.contains("no .kvmark-store marker"), "{err}");
+        assert!(dir.join("data").is_file(), "left as it is");
+
+        let other = tempfile::tempdir().unwrap();
+        std::fs::write(other.path().join(STORE_MARKER), "").unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::os::unix::fs::symlink(other.path(), &dir).unwrap();
+        let err = remove_store_dir(&dir).unwrap_err().to_string();
+        assert!(err.contains("symlink"), "{err}");
+        assert!(
+            other.path().join(STORE_MARKER).is_file(),
+            "nothing removed through the link"
+        );
+
+        let made = fresh_dir(base.path(), "kvmark-test").unwrap();
+        remove_store_dir(&made).unwrap();
+        assert!(!made.exists());
     }
 
     static DOWN: ServerKind = ServerKind {

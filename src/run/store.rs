@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::engine::storage::{fresh_dir, fresh_namespace};
+use crate::engine::storage::{fresh_dir, fresh_namespace, remove_store_dir};
 use crate::engine::{EngineError, EngineInfo, EngineOptions, OpenRequest, StorageKind, Store, StorePlace};
 
 /// An open store and the place it owns.
@@ -32,7 +32,7 @@ impl Owned {
         }
         match (&self.place, self.storage.server()) {
             (StorePlace::Dir(dir), _) => {
-                std::fs::remove_dir_all(dir).map_err(|e| format!("cannot remove {}: {e}", dir.display()))
+                remove_store_dir(dir).map_err(|e| format!("cannot remove {}: {e}", dir.display()))
             }
             (StorePlace::Namespace(name), Some(server)) => (server.remove)(&self.options, name)
                 .map_err(|e| format!("cannot remove the {} {name}: {e}", server.namespace)),
