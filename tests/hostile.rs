@@ -216,3 +216,81 @@ fn workloads_cannot_reach_files_commands_or_c_modules() {
     );
     assert_says(&kvmark(&["--ops", "3", &path]), 0, "sandboxed");
 }
+
+#[test]
+fn kill_9_halfway_through_a_grid_leaves_every_finished_point_readable() {
+    // Three points of 0.7 s each, with a timeline; killed once the first has been
+    // reported. Every report file must then be whole as of that point: results.json a
+    // valid document marked incomplete, points.tsv whole rows, the finished point's
+    // histogram log under its name (the interrupted one only under a temporary name),
+    // and `kvmark plot` reads the directory and says the run did not finish.
+    let parent = tempfile::tempdir().unwrap();
+    let dir = parent.path().to_str().unwrap();
+    let child = spawn_kvmark(&[
+        "--backend",
+        "sim",
+        "--threads",
+        "1,2,3",
+        "--secs",
+        "0.7",
+        "--timeline",
+        "0.1",
+        "--report-dir",
+        dir,
+        &bundled("mixed.lua"),
+    ]);
+    let bundle = || {
+        std::fs::read_dir(parent.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.is_dir())
+    };
+    // The sinks take a finished point one after another: wait for the last of them.
+    wait_for("the first finished point in results.json and hdr/", || {
+        bundle().is_some_and(|b| {
+            std::fs::read_to_string(b.join("results.json")).is_ok_and(|t| t.contains("\"threads\": 1"))
+                && b.join("hdr/001-mixed-sim-t1-b1.hlog").is_file()
+        })
+    });
+    let o = signal(child, libc::SIGKILL);
+    assert_eq!(o.status.code(), None, "killed");
+    let b = bundle().unwrap();
+
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(b.join("results.json")).unwrap())
+        .expect("results.json is a whole document");
+    assert_eq!(doc["summary"]["complete"], false, "{}", doc["summary"]);
+    let finished = doc["points"].as_array().unwrap().len();
+    assert!((1..3).contains(&finished), "{finished} points");
+
+    let tsv = std::fs::read_to_string(b.join("points.tsv")).unwrap();
+    assert!(tsv.ends_with('\n'), "whole rows only");
+    let header_fields = tsv.lines().next().unwrap().split('\t').count();
+    assert!(tsv.lines().all(|l| l.split('\t').count() == header_fields), "{tsv}");
+    let timeline = std::fs::read_to_string(b.join("timeline.tsv")).unwrap();
+    assert!(timeline.ends_with('\n'), "whole timeline rows only");
+
+    let logs: Vec<String> = std::fs::read_dir(b.join("hdr"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    let named = logs.iter().filter(|n| n.ends_with(".hlog")).count();
+    assert_eq!(named, finished, "one named log per finished point: {logs:?}");
+    assert!(
+        logs.iter().all(|n| n.ends_with(".hlog") || n.ends_with(".partial")),
+        "{logs:?}"
+    );
+
+    let out = parent.path().join("figs");
+    let o = kvmark(&["plot", b.to_str().unwrap(), "--out", out.to_str().unwrap(), "--html"]);
+    // Plotted, and exit 1 as for any input that is not whole, saying why.
+    assert_exit(&o, 1);
+    let said = stderr(&o);
+    assert!(
+        said.contains("the run did not finish") && said.contains("wrote"),
+        "{said}"
+    );
+    assert!(
+        out.join("report.html").is_file(),
+        "the HTML report of the finished points"
+    );
+}

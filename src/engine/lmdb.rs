@@ -120,6 +120,21 @@ fn err(e: heed::Error) -> EngineError {
 fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
     let dir = req.dir(ENGINE)?;
     let s = KNOBS.parse(req.options)?;
+    // With WRITE_MAP, LMDB writes through a map of a sparse file: a page the full disk
+    // cannot back kills the process with SIGBUS instead of failing a write. So the
+    // whole map must fit in the free space.
+    if s.flags.contains(EnvFlags::WRITE_MAP)
+        && let Some((free, _)) = crate::probe::device::space(dir)
+        && free < s.map_size as u64
+    {
+        return Err(EngineError::other(format!(
+            "lmdb: write_map needs room for the whole map (map_size={} bytes) on the disk of {}, \
+             which has {free} bytes free: a write the disk cannot hold would kill the process \
+             (SIGBUS); lower lmdb.map_size or leave write_map off",
+            s.map_size,
+            dir.display()
+        )));
+    }
     let mut builder = EnvOpenOptions::new();
     builder.map_size(s.map_size).max_readers(s.max_readers).max_dbs(1);
     // SAFETY: the flags trade durability for speed (NO_SYNC, NO_META_SYNC) or map the

@@ -30,10 +30,28 @@ enum Dest {
     Stream(Box<dyn Write + Send>),
 }
 
+/// A point's log being written: under a temporary name until the point finishes,
+/// so a log under its own name is always a whole point's.
+struct PointLog {
+    out: BufWriter<File>,
+    temp: PathBuf,
+    path: PathBuf,
+}
+
+impl PointLog {
+    /// Flushes the log and gives it its name.
+    fn finish(mut self) -> io::Result<()> {
+        self.out.flush()?;
+        self.out.get_ref().sync_data()?;
+        std::fs::rename(&self.temp, &self.path)
+            .map_err(|e| io::Error::new(e.kind(), format!("cannot rename {}: {e}", self.temp.display())))
+    }
+}
+
 /// Writes interval logs.
 pub struct Hdr {
     dest: Dest,
-    file: Option<BufWriter<File>>,
+    file: Option<PointLog>,
     current: Option<usize>,
     base_unix: f64,
     version: String,
@@ -65,7 +83,7 @@ impl Hdr {
 
     fn out(&mut self) -> &mut dyn Write {
         match (&mut self.dest, &mut self.file) {
-            (Dest::Dir(_), Some(f)) => f,
+            (Dest::Dir(_), Some(f)) => &mut f.out,
             (Dest::Stream(s), _) => s.as_mut(),
             (Dest::Dir(_), None) => unreachable!("a point's log is opened before it is written"),
         }
@@ -73,14 +91,18 @@ impl Hdr {
 
     /// Starts the log of point `seq`.
     fn open(&mut self, seq: usize, key: &PointKey, start_unix: f64) -> io::Result<()> {
-        if let Some(mut f) = self.file.take() {
-            f.flush()?;
+        if let Some(f) = self.file.take() {
+            f.finish()?;
         }
         if let Dest::Dir(dir) = &self.dest {
-            let path = dir.join(file_name(seq, key));
-            self.file = Some(BufWriter::new(File::create(&path).map_err(|e| {
-                io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display()))
-            })?));
+            let name = file_name(seq, key);
+            let path = dir.join(&name);
+            let temp = dir.join(format!(".{name}.partial"));
+            let out = BufWriter::new(
+                File::create(&temp)
+                    .map_err(|e| io::Error::new(e.kind(), format!("cannot create {}: {e}", temp.display())))?,
+            );
+            self.file = Some(PointLog { out, temp, path });
         }
         self.current = Some(seq);
         self.base_unix = start_unix;
@@ -182,16 +204,21 @@ impl Sink for Hdr {
     }
 
     fn point(&mut self, _p: &PointResult) -> io::Result<()> {
-        match (&mut self.dest, &mut self.file) {
-            (_, Some(f)) => f.flush(),
-            (Dest::Stream(s), None) => s.flush(),
-            (Dest::Dir(_), None) => Ok(()),
+        if let Some(f) = self.file.take() {
+            f.finish()?;
+        }
+        // The next sample opens the next point's log.
+        self.current = None;
+        match &mut self.dest {
+            Dest::Stream(s) => s.flush(),
+            Dest::Dir(_) => Ok(()),
         }
     }
 
     fn end(&mut self, _outcome: &RunOutcome) -> io::Result<()> {
-        if let Some(mut f) = self.file.take() {
-            f.flush()?;
+        // An interrupted point's log keeps its intervals and its name.
+        if let Some(f) = self.file.take() {
+            f.finish()?;
         }
         if let Dest::Stream(s) = &mut self.dest {
             s.flush()?;

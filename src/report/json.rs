@@ -1,11 +1,15 @@
 //! `json`: the complete structured result, for programs: the run's settings, the
 //! probes, and every point with every percentile, counts, errors and throughput per
-//! repeat. Written as one document when the run ends (also after Ctrl-C).
+//! repeat. Written as one document when the run ends (also after Ctrl-C); a file is
+//! also rewritten whole as each point finishes, marked `"complete": false` in its
+//! summary until the run ends, so a run killed halfway leaves a valid document of
+//! its finished points.
 
 use std::io::{self, Write};
 
 use serde_json::{Map, Value, json};
 
+use super::atomic::AtomicFile;
 use super::figures::{hit_rate, phase_views};
 use super::{RunInfo, Sink};
 use crate::kv::pace::Rate;
@@ -18,23 +22,76 @@ use crate::workload::{Budget, SweepValue};
 /// Version of the document's layout; bumped when a field changes meaning.
 pub const FORMAT: u32 = 1;
 
-/// Collects the run and writes the document at the end.
+/// Where the document goes.
+enum Out {
+    /// A stream, written once at the end.
+    Stream(Box<dyn Write + Send>),
+    /// A file, rewritten whole as points finish.
+    File(AtomicFile),
+}
+
+/// Collects the run and writes the document.
 pub struct Json {
-    out: Box<dyn Write + Send>,
+    out: Out,
     run: Value,
     probes: Value,
     points: Vec<Value>,
 }
 
 impl Json {
-    /// A json sink writing to `out`.
+    /// A json sink writing to `out` when the run ends.
     pub fn new(out: Box<dyn Write + Send>) -> Self {
+        Self::with(Out::Stream(out))
+    }
+
+    /// A json sink keeping `file` a whole document of the points finished so far.
+    pub fn to_file(file: AtomicFile) -> Self {
+        Self::with(Out::File(file))
+    }
+
+    fn with(out: Out) -> Self {
         Json {
             out,
             run: Value::Null,
             probes: Value::Null,
             points: Vec::new(),
         }
+    }
+
+    /// The document so far; `outcome` is None while the run goes on.
+    fn document(&self, outcome: Option<&RunOutcome>) -> Value {
+        let summary = match outcome {
+            Some(o) => json!({
+                "points": o.rows.len(),
+                "bad_points": o.bad_points,
+                "interrupted": o.interrupted,
+                "errors": o.other_errors,
+                "complete": true,
+            }),
+            None => json!({ "points": self.points.len(), "complete": false }),
+        };
+        json!({
+            "kvmark": { "version": env!("CARGO_PKG_VERSION"), "format": FORMAT },
+            "run": self.run,
+            "probes": self.probes,
+            "points": self.points,
+            "summary": summary,
+        })
+    }
+
+    /// Writes the document (a file: replacing what it held).
+    fn write(&mut self, outcome: Option<&RunOutcome>) -> io::Result<()> {
+        let doc = self.document(outcome);
+        let out: &mut dyn Write = match &mut self.out {
+            Out::Stream(s) => s,
+            Out::File(f) => {
+                f.restart();
+                f
+            }
+        };
+        serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;
+        writeln!(out)?;
+        out.flush()
     }
 }
 
@@ -267,29 +324,21 @@ impl Sink for Json {
             probes.insert(p.name.clone(), Value::Object(facts));
         }
         self.probes = Value::Object(probes);
-        Ok(())
+        match self.out {
+            Out::File(_) => self.write(None),
+            Out::Stream(_) => Ok(()),
+        }
     }
 
     fn point(&mut self, p: &PointResult) -> io::Result<()> {
         self.points.push(point(p));
-        Ok(())
+        match self.out {
+            Out::File(_) => self.write(None),
+            Out::Stream(_) => Ok(()),
+        }
     }
 
     fn end(&mut self, outcome: &RunOutcome) -> io::Result<()> {
-        let doc = json!({
-            "kvmark": { "version": env!("CARGO_PKG_VERSION"), "format": FORMAT },
-            "run": self.run,
-            "probes": self.probes,
-            "points": self.points,
-            "summary": {
-                "points": outcome.rows.len(),
-                "bad_points": outcome.bad_points,
-                "interrupted": outcome.interrupted,
-                "errors": outcome.other_errors,
-            },
-        });
-        serde_json::to_writer_pretty(&mut self.out, &doc).map_err(io::Error::other)?;
-        writeln!(self.out)?;
-        self.out.flush()
+        self.write(Some(outcome))
     }
 }

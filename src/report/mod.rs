@@ -4,6 +4,7 @@
 //! exporters). [`sinks`] lists every sink; [`setup`] turns `--report` and
 //! `--report-dir` into a reporter.
 
+pub mod atomic;
 pub mod bundle;
 pub mod console;
 pub mod epochs;

@@ -159,8 +159,26 @@ mod tests {
         let opened = open(&outputs, "[bench]\n").unwrap();
         let dir = opened.dir.unwrap();
         for kind in &SINKS {
-            assert!(dir.join(kind.bundle).exists(), "{} has no {}", kind.name, kind.bundle);
+            // Directories are made now; files appear with their first content
+            // (report::atomic), so a run that dies early leaves no empty report.
+            let path = dir.join(kind.bundle);
+            if kind.name == "hdr" {
+                assert!(path.is_dir(), "{} has no {}", kind.name, kind.bundle);
+            } else {
+                assert!(
+                    !path.exists(),
+                    "{}: {} exists before it has content",
+                    kind.name,
+                    kind.bundle
+                );
+            }
         }
+        drop(opened.reporter);
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left.len(), 2, "the replay and hdr/, no temporary files: {left:?}");
         assert_eq!(
             std::fs::read_to_string(dir.join(bundle::REPLAY_CNF)).unwrap(),
             "[bench]\n"

@@ -3,10 +3,10 @@
 //! row here plus the file that implements it.
 
 use std::fmt;
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
+use super::atomic::AtomicFile;
 use super::console::Console;
 use super::hdr::Hdr;
 use super::json::Json;
@@ -75,7 +75,12 @@ pub static SINKS: [SinkKind; 5] = [
         bundle: bundle::RESULTS_JSON,
         bundle_stdout: false,
         sampler: SamplerUse::None,
-        open: |path| Ok(Box::new(Json::new(writer(path)?))),
+        open: |path| {
+            Ok(Box::new(match path {
+                Some(p) => Json::to_file(atomic_file(p)?),
+                None => Json::new(writer(None)?),
+            }))
+        },
     },
     SinkKind {
         name: "hdr",
@@ -122,14 +127,16 @@ impl fmt::Debug for SinkKind {
     }
 }
 
-/// A buffered file at `path`, or stdout.
+/// A report file at `path` (whole at every flush, see [`AtomicFile`]), or stdout.
 pub fn writer(path: Option<&Path>) -> Result<Box<dyn Write + Send>, String> {
     match path {
         None => Ok(Box::new(std::io::stdout())),
-        Some(p) => File::create(p)
-            .map(|f| Box::new(BufWriter::new(f)) as Box<dyn Write + Send>)
-            .map_err(|e| format!("cannot create report file {}: {e}", p.display())),
+        Some(p) => Ok(Box::new(atomic_file(p)?)),
     }
+}
+
+fn atomic_file(p: &Path) -> Result<AtomicFile, String> {
+    AtomicFile::create(p).map_err(|e| format!("cannot create report file {}: {e}", p.display()))
 }
 
 #[cfg(test)]

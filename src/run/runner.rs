@@ -179,7 +179,10 @@ impl Runner<'_> {
             }
             end => {
                 let mut why = match (end, dropped) {
-                    (_, Some(errors)) => format!("seeding failed: {errors}"),
+                    (_, Some(errors)) => match store.dir().and_then(disk_full) {
+                        Some(full) => format!("seeding failed: {full}; {errors}"),
+                        None => format!("seeding failed: {errors}"),
+                    },
                     (CrewEnd::Failed(e), _) => format!("seeding failed: {e}"),
                     _ => "interrupted while seeding".to_string(),
                 };
@@ -270,11 +273,23 @@ impl Runner<'_> {
                 repeat,
             };
             let outcome = crew::run(&self.measuring_crew(store, cell, sample_as), &steps, &mut progress);
+            // Engine errors on a full disk: say so, naming the directory, while the
+            // store still fills it (it is removed at close).
+            if let Some(dir) = store.dir()
+                && let Some(e) = outcome.steps.iter().find_map(|s| engine_errors(&s.rec))
+                && let Some(full) = disk_full(dir)
+            {
+                point.status = PointStatus::Failed(format!("{label}: {full}; the engine's errors: {e}"));
+            }
             if let Some(s) = fresh
                 && let Err(e) = s.close()
                 && outcome.end == CrewEnd::Done
             {
-                point.status = PointStatus::Failed(format!("{label}: {e}"));
+                point.status = match &point.status {
+                    // The first failure (a full disk) stays the headline.
+                    PointStatus::Failed(first) => PointStatus::Failed(format!("{first} (then {e})")),
+                    _ => PointStatus::Failed(format!("{label}: {e}")),
+                };
             }
             let mut thread_units = vec![0u64; cell.workers()];
             let mut phase_runs = Vec::new();
@@ -316,6 +331,17 @@ impl Runner<'_> {
         }
         point
     }
+}
+
+/// A message when the filesystem holding `dir` is full (under 1 MiB or 0.5% free).
+fn disk_full(dir: &std::path::Path) -> Option<String> {
+    let (free, total) = crate::probe::device::space(dir)?;
+    (free < (total / 200).max(1 << 20)).then(|| {
+        format!(
+            "the disk holding the store {} is full ({free} of {total} bytes free)",
+            dir.display()
+        )
+    })
 }
 
 /// The engine errors a seed saw, as one message, or None. A seed that lost writes

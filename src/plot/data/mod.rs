@@ -172,6 +172,13 @@ fn load_tables(dir: &Path) -> RunData {
                 data.run = doc.get("run").cloned();
                 data.probes = doc.get("probes").cloned();
                 data.summary = doc.get("summary").cloned();
+                if data.summary.as_ref().and_then(|s| s.get("complete")) == Some(&Value::Bool(false)) {
+                    notes.push(format!(
+                        "{}: the run did not finish (killed or still going); these are the {} points it finished",
+                        json_path.display(),
+                        data.points.len()
+                    ));
+                }
             }
             Err(e) => notes.push(format!(
                 "{}: not valid JSON ({e}); the points come from {POINTS_TSV}",
