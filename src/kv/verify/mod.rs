@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use self::tag::{ABSENT, Version};
-use crate::engine::{ReadBuf, Session};
+use crate::engine::{ErrorKind, ReadBuf, Session};
 
 pub use self::checked::Writer;
 pub use self::tag::TAG_LEN;
@@ -460,9 +460,18 @@ impl Checker {
         let mut read = |key: &[u8], buf: &mut ReadBuf| -> Result<Option<Finding>, String> {
             let kh = tag::key_hash(key);
             let rs = self.tick();
-            let hit = session
-                .get(key, buf)
-                .map_err(|e| format!("verify: the final pass could not read a key: {e}"))?;
+            // A busy engine is asked again, as the timed verbs do.
+            let mut attempts = 0;
+            let hit = loop {
+                match session.get(key, buf) {
+                    Err(e) if e.kind == ErrorKind::Busy && attempts < 10_000 => {
+                        attempts += 1;
+                        std::thread::yield_now();
+                    }
+                    r => break r,
+                }
+            }
+            .map_err(|e| format!("verify: the final pass could not read key {}: {e}", printable(key)))?;
             let re = self.tick();
             Ok(self.judge(key, kh, hit.then_some(buf.as_slice()), rs, re))
         };

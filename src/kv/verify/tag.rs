@@ -5,7 +5,7 @@
 //!
 //! | bytes | field |
 //! |---|---|
-//! | 0..4 | CRC-32C of bytes 4..len of the record (tag fields and payload) |
+//! | 0..4 | CRC-32 (IEEE) of bytes 4..len of the record (tag fields and payload) |
 //! | 4..8 | the record's length, tag included |
 //! | 8..12 | hash of the key it was written to |
 //! | 12..20 | version: writer id (high 24 bits) and that writer's sequence (low 40) |
