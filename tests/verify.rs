@@ -135,7 +135,11 @@ fn failed_calls_are_counted_errors_and_never_anomalies() {
     let (code, console, point) = sim_with("fail=500");
     assert_eq!(code, 1, "{console}");
     assert!(point["errors"].as_u64().unwrap() > 0, "{console}");
-    assert_eq!(counts(&point), vec![0; 5], "a failed write may or may not land\n{console}");
+    assert_eq!(
+        counts(&point),
+        vec![0; 5],
+        "a failed write may or may not land\n{console}"
+    );
     assert!(console.contains("injected fault (fail=500)"), "{console}");
 }
 
@@ -186,7 +190,10 @@ fn specs_and_operation_logs_are_checked_too() {
         clean.push(args);
         let (code, console, point) = run(sub.path(), &clean);
         assert_eq!(code, 0, "{what}: {console}");
-        assert!(point["verify"]["reads_checked"].as_u64().unwrap() > 0, "{what}: {point}");
+        assert!(
+            point["verify"]["reads_checked"].as_u64().unwrap() > 0,
+            "{what}: {point}"
+        );
         let sub = tempfile::tempdir().unwrap();
         let mut faulty = clean.clone();
         faulty.extend(["--engine-opt", "sim.drop_writes=20"]);
@@ -198,7 +205,14 @@ fn specs_and_operation_logs_are_checked_too() {
 
 #[test]
 fn values_too_short_for_the_tag_are_refused() {
-    let out = kvmark(&["--backend", "skiplist", "--verify", "--ops", "1", &workload("engine_verbs.lua")]);
+    let out = kvmark(&[
+        "--backend",
+        "skiplist",
+        "--verify",
+        "--ops",
+        "1",
+        &workload("engine_verbs.lua"),
+    ]);
     let err = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("shorter than the 20-byte verify tag"), "{err}");

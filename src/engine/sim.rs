@@ -24,8 +24,8 @@
 //!   set, batches go key by key through the faulty single-key verbs.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use quanta::Clock;
@@ -36,8 +36,8 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use super::Limits;
 use super::inflight;
 use super::{
-    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, KnobDef, KnobTable, KnobValue,
-    OpenRequest, OptionError, ReadBuf, Rows, ScanFn, Session, StorageKind, Store, Values, skiplist,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, KnobDef, KnobTable,
+    KnobValue, OpenRequest, OptionError, ReadBuf, Rows, ScanFn, Session, StorageKind, Store, Values, skiplist,
 };
 use crate::clock;
 
@@ -355,7 +355,7 @@ impl SimSession {
         }
         let c = &mut self.calls[fault as usize];
         *c += 1;
-        *c % n == 0
+        c.is_multiple_of(n)
     }
 
     /// The `fail` fault's error, when it strikes this call.

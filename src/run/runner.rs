@@ -329,6 +329,11 @@ impl Runner<'_> {
                 }
             }
         }
+        if point.status == PointStatus::Ok
+            && let Some(v) = point.verify.as_ref().filter(|v| v.anomalies() > 0)
+        {
+            point.status = PointStatus::Failed(format!("{label}: --verify found {}", v.summary()));
+        }
         point
     }
 }

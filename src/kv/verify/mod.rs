@@ -159,7 +159,8 @@ impl VerifyReport {
         for (kind, n) in Anomaly::ALL.iter().zip(other.counts) {
             let have = self.examples.iter().filter(|x| x.kind == *kind).count();
             let more = other.examples.iter().filter(|x| x.kind == *kind);
-            self.examples.extend(more.take(EXAMPLES_PER_KIND.saturating_sub(have)).cloned());
+            self.examples
+                .extend(more.take(EXAMPLES_PER_KIND.saturating_sub(have)).cloned());
             self.counts[kind.index()] += n;
         }
     }
@@ -248,7 +249,11 @@ impl KeyLog {
             self.dropped_until = self.dropped_until.max(self.writes.remove(i).superseded);
         }
         while self.writes.iter().filter(|w| w.ack == UNKNOWN).count() > KEEP_UNKNOWN {
-            let i = self.writes.iter().position(|w| w.ack == UNKNOWN).expect("one is unknown");
+            let i = self
+                .writes
+                .iter()
+                .position(|w| w.ack == UNKNOWN)
+                .expect("one is unknown");
             self.writes.remove(i);
             // It may be read at any time: reads that began before now cannot be judged
             // against it any more.
@@ -256,6 +261,9 @@ impl KeyLog {
         }
     }
 }
+
+/// The histories of the keys whose hash falls in one stripe.
+type Stripe = HashMap<Box<[u8]>, KeyLog>;
 
 /// One check's verdict on a read.
 #[derive(Debug, Clone)]
@@ -269,7 +277,7 @@ struct Finding {
 /// what was found.
 #[derive(Debug)]
 pub struct Checker {
-    stripes: Box<[Mutex<HashMap<Box<[u8]>, KeyLog>>]>,
+    stripes: Box<[Mutex<Stripe>]>,
     clock: AtomicU64,
     writers: AtomicU64,
     found: Mutex<VerifyReport>,
@@ -302,7 +310,7 @@ impl Checker {
         self.clock.fetch_add(1, Ordering::SeqCst) + 1
     }
 
-    fn stripe(&self, kh: u32) -> MutexGuard<'_, HashMap<Box<[u8]>, KeyLog>> {
+    fn stripe(&self, kh: u32) -> MutexGuard<'_, Stripe> {
         self.stripes[kh as usize % STRIPES]
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -454,7 +462,13 @@ impl Checker {
         let keys: Vec<Box<[u8]>> = self
             .stripes
             .iter()
-            .flat_map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect::<Vec<_>>())
+            .flat_map(|s| {
+                s.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .keys()
+                    .cloned()
+                    .collect::<Vec<_>>()
+            })
             .collect();
         let mut buf = ReadBuf::new();
         let mut read = |key: &[u8], buf: &mut ReadBuf| -> Result<Option<Finding>, String> {
@@ -514,7 +528,11 @@ fn acceptable(log: &KeyLog, rs: u64, re: u64) -> Vec<Version> {
 }
 
 fn describe_all(versions: &[Version]) -> String {
-    versions.iter().map(|v| tag::describe(*v)).collect::<Vec<_>>().join(" or ")
+    versions
+        .iter()
+        .map(|v| tag::describe(*v))
+        .collect::<Vec<_>>()
+        .join(" or ")
 }
 
 #[cfg(test)]
@@ -566,11 +584,19 @@ mod tests {
         let (v1, v2) = (version(1, 1), version(2, 1));
         write(&c, b"k", v1);
         let i = c.begin_write(b"k", kh, v2);
-        assert_eq!(judge(&c, b"k", Some(&val(b"k", v1))), None, "v2 in flight: v1 still fine");
+        assert_eq!(
+            judge(&c, b"k", Some(&val(b"k", v1))),
+            None,
+            "v2 in flight: v1 still fine"
+        );
         assert_eq!(judge(&c, b"k", Some(&val(b"k", v2))), None, "v2 in flight may show");
         c.end_write(b"k", kh, i, Outcome::Unknown);
         assert_eq!(judge(&c, b"k", Some(&val(b"k", v1))), None);
-        assert_eq!(judge(&c, b"k", Some(&val(b"k", v2))), None, "v2 failed: it may have landed");
+        assert_eq!(
+            judge(&c, b"k", Some(&val(b"k", v2))),
+            None,
+            "v2 failed: it may have landed"
+        );
     }
 
     #[test]
@@ -601,7 +627,10 @@ mod tests {
         }
         let len = c.stripe(key_hash(b"k")).get(&b"k"[..]).unwrap().writes.len();
         assert!(len <= KEEP_SUPERSEDED + 1, "{len} writes kept");
-        assert_eq!(judge(&c, b"k", Some(&val(b"k", version(1, 3)))), Some(Anomaly::StaleRead));
+        assert_eq!(
+            judge(&c, b"k", Some(&val(b"k", version(1, 3)))),
+            Some(Anomaly::StaleRead)
+        );
         assert_eq!(judge(&c, b"k", Some(&val(b"k", version(1, 1000)))), None);
     }
 
