@@ -153,7 +153,7 @@ mod tests {
             }
             assert_ne!(a.bundle, bundle::REPLAY_CNF, "{}", a.name);
         }
-        assert_eq!(SinkKind::names(), "console, tsv, timeline, json, hdr");
+        assert_eq!(SinkKind::names(), "console, tsv, timeline, json, hdr, verify");
     }
 
     #[test]
