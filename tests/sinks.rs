@@ -23,6 +23,7 @@ use base64::Engine as _;
 use hdrhistogram::serialization::Deserializer;
 use kvmark::kv::pace::{Arrival, Rate};
 use kvmark::kv::sizes::SizeSnapshot;
+use kvmark::kv::verify::{Anomaly, Example, VerifyReport};
 use kvmark::metrics::{LatencySummary, OpKind, PaceStats, Recorder, new_histogram};
 use kvmark::probe::Probe;
 use kvmark::report::RunInfo;
@@ -110,6 +111,7 @@ fn point(key: PointKey, status: PointStatus, repeats: Vec<RepeatRun>, phases: Ve
         phases,
         slo: None,
         epoch: None,
+        verify: None,
     }
 }
 
@@ -285,6 +287,29 @@ fn epoch() -> PointResult {
     p
 }
 
+/// A `--verify` point whose checks found a lost write (twice) and a stale read.
+fn verified() -> PointResult {
+    let mut p = closed_loop();
+    p.key = key("verify", "sim", 2);
+    let example = |kind, final_pass, expected: &str, got: &str| Example {
+        kind,
+        key: "user\\x0012".to_string(),
+        expected: expected.to_string(),
+        got: got.to_string(),
+        final_pass,
+    };
+    p.verify = Some(VerifyReport {
+        reads: 1_200,
+        final_keys: 1_000,
+        counts: [2, 1, 0, 0, 0],
+        examples: vec![
+            example(Anomaly::LostWrite, true, "w1.5", "absent"),
+            example(Anomaly::StaleRead, false, "w2.9 or w3.1", "w1.5"),
+        ],
+    });
+    p
+}
+
 /// A point Ctrl-C stopped before it measured anything.
 fn interrupted() -> PointResult {
     point(key("mixed", "sim", 2), PointStatus::Interrupted, Vec::new(), Vec::new())
@@ -398,7 +423,14 @@ fn samples_of(seq: usize, p: &PointResult) -> Vec<FixtureSample> {
 }
 
 fn points() -> Vec<PointResult> {
-    vec![closed_loop(), two_phases_failed(), open_loop(), epoch(), interrupted()]
+    vec![
+        closed_loop(),
+        two_phases_failed(),
+        open_loop(),
+        epoch(),
+        interrupted(),
+        verified(),
+    ]
 }
 
 fn outcome(points: &[PointResult]) -> RunOutcome {

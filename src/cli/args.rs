@@ -233,12 +233,12 @@ pub struct RunArgs {
 
     /// Report sinks, a comma list of NAME or NAME:PATH (a bare name or PATH - is
     /// stdout): console, tsv, timeline, json, hdr (PATH is a directory of histogram
-    /// logs). [default: console]
+    /// logs), verify (--verify's anomaly counts). [default: console]
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub report: Option<Vec<String>>,
 
     /// Write every report into a fresh directory under DIR (report.txt, points.tsv,
-    /// timeline.tsv, results.json, hdr/, replay.cnf); overrides --report, and the
+    /// timeline.tsv, results.json, hdr/, verify.tsv, replay.cnf); overrides --report, and the
     /// console report still goes to stdout.
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
@@ -344,6 +344,19 @@ pub struct RunArgs {
     /// as in YCSB-IVS]
     #[arg(long, value_name = "SIZE")]
     pub max_value_bytes: Option<String>,
+
+    /// Check what the engine returns: every value written carries a 20-byte tag (key
+    /// hash, writer, sequence, checksum; lengths unchanged, shorter values refused),
+    /// every read is checked against what was acknowledged, and each point ends with a
+    /// read-back of every key written. Anomalies are counted per kind in every report
+    /// and make the exit status 1. Figures of a verify run are not comparable with a
+    /// plain run's.
+    #[arg(long, overrides_with = "no_verify")]
+    pub verify: bool,
+
+    /// Switch --verify off (overrides a config file).
+    #[arg(long, overrides_with = "verify")]
+    pub no_verify: bool,
 
     /// Engine options from a config file's engine sections (the command line's
     /// --engine-opt overrides them key by key).

@@ -269,6 +269,18 @@ impl RunArgs {
         };
         let workloads = open_workloads_with(&self.workloads, open)?;
         epochs::check(&epochs, &workloads, seed_once, &open_loop.refused_by_epochs())?;
+        let verify = self.verify && !self.no_verify;
+        if verify && let Some(wl) = workloads.iter().find(|wl| epochs.resolve(wl.as_ref()).is_some()) {
+            return Err(self.refused(
+                "verify",
+                format!(
+                    "--verify does not check runs in epochs ({} grows values in epochs, whose stores are copied \
+                     outside the checked verbs); run it without --verify or without epochs",
+                    wl.name()
+                ),
+                "runs in epochs cannot be verified",
+            ));
+        }
         let params = Params {
             users: self.users.unwrap_or(DEFAULT_USERS),
             items: self.items.unwrap_or(DEFAULT_ITEMS),
@@ -307,6 +319,7 @@ impl RunArgs {
             slo_secs: open_loop.slo_secs,
             max_value_bytes,
             epochs,
+            verify,
         })
     }
 

@@ -107,6 +107,9 @@ pub fn render(plan: &Plan, outputs: &Outputs) -> Result<String, String> {
     if ep.verify {
         put("ivs_verify", "true".to_string())?;
     }
+    if plan.verify {
+        put("verify", "true".to_string())?;
+    }
     put(
         "max_value_bytes",
         plan.max_value_bytes

@@ -15,9 +15,17 @@
 //!   windows aligned to the store's open time (the first begins one period after
 //!   opening). Any call arriving during a window, on any thread, blocks until the
 //!   window ends: a store-wide stall, like a compaction stall in an LSM tree.
+//! - Faults, to show that `--verify` and the error paths catch them (each 1 in N of
+//!   its calls, counted per session; 0 is off): `drop_writes` acknowledges a put,
+//!   append or batch pair without writing it, `stale_reads` answers a get with the
+//!   key's value before its latest put (where it had one), `corrupt_reads` flips the
+//!   last byte of a value a get returns, `resurrect` acknowledges a delete without
+//!   deleting, and `fail` fails any call with an error before it runs. With a fault
+//!   set, batches go key by key through the faulty single-key verbs.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use quanta::Clock;
@@ -28,8 +36,8 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use super::Limits;
 use super::inflight;
 use super::{
-    AppendMethod, Appended, EngineInfo, EngineOptions, EngineResult, Existed, KnobDef, KnobTable, KnobValue,
-    OpenRequest, OptionError, ReadBuf, Rows, ScanFn, Session, StorageKind, Store, Values, skiplist,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, KnobDef, KnobTable,
+    KnobValue, OpenRequest, OptionError, ReadBuf, Rows, ScanFn, Session, StorageKind, Store, Values, skiplist,
 };
 use crate::clock;
 
@@ -56,6 +64,23 @@ struct Settings {
     stall_ns: u64,
     every_ns: u64,
     settle_ns: u64,
+    faults: Faults,
+}
+
+/// One call in N of each kind goes wrong (0: never).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Faults {
+    drop_writes: u64,
+    stale_reads: u64,
+    corrupt_reads: u64,
+    resurrect: u64,
+    fail: u64,
+}
+
+impl Faults {
+    fn any(&self) -> bool {
+        *self != Faults::default()
+    }
 }
 
 static KNOBS: KnobTable<Settings> = KnobTable::<Settings>::new(
@@ -66,6 +91,7 @@ static KNOBS: KnobTable<Settings> = KnobTable::<Settings>::new(
         stall_ns: 0,
         every_ns: 1_000_000_000,
         settle_ns: 0,
+        faults: Faults::default(),
     },
     &[
         KnobDef {
@@ -99,6 +125,36 @@ static KNOBS: KnobTable<Settings> = KnobTable::<Settings>::new(
             help: "how long background work takes to settle: each --settle wait lasts this long (e.g. 200ms)",
             default: || "0".to_string(),
             set: |s, v| duration_ns(v).map(|n| s.settle_ns = n),
+        },
+        KnobDef {
+            name: "drop_writes",
+            help: "fault: acknowledge but drop 1 in N writes (puts, appends, batch pairs); 0 is off",
+            default: || "0".to_string(),
+            set: |s, v| v.num::<u64>().map(|n| s.faults.drop_writes = n),
+        },
+        KnobDef {
+            name: "stale_reads",
+            help: "fault: 1 in N gets returns the key's value before its latest put; 0 is off",
+            default: || "0".to_string(),
+            set: |s, v| v.num::<u64>().map(|n| s.faults.stale_reads = n),
+        },
+        KnobDef {
+            name: "corrupt_reads",
+            help: "fault: 1 in N gets returns its value with the last byte flipped; 0 is off",
+            default: || "0".to_string(),
+            set: |s, v| v.num::<u64>().map(|n| s.faults.corrupt_reads = n),
+        },
+        KnobDef {
+            name: "resurrect",
+            help: "fault: acknowledge but skip 1 in N deletes, so the key comes back; 0 is off",
+            default: || "0".to_string(),
+            set: |s, v| v.num::<u64>().map(|n| s.faults.resurrect = n),
+        },
+        KnobDef {
+            name: "fail",
+            help: "fault: 1 in N calls fails with an error and does nothing; 0 is off",
+            default: || "0".to_string(),
+            set: |s, v| v.num::<u64>().map(|n| s.faults.fail = n),
         },
     ],
 )
@@ -196,6 +252,9 @@ struct Shape {
     stall_ns: u64,
     every_ns: u64,
     sessions: AtomicU64,
+    faults: Faults,
+    /// With `stale_reads`: each key's value before its latest put.
+    previous: Mutex<HashMap<Vec<u8>, Vec<u8>>>,
 }
 
 impl Shape {
@@ -224,6 +283,8 @@ fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
             stall_ns: s.stall_ns,
             every_ns: s.every_ns,
             sessions: AtomicU64::new(0),
+            faults: s.faults,
+            previous: Mutex::new(HashMap::new()),
         }),
     }))
 }
@@ -242,6 +303,7 @@ impl Store for SimStore {
             inner: self.inner.session()?,
             shape: Arc::clone(&self.shape),
             rng: Xoshiro256PlusPlus::seed_from_u64(0x5151_u64.wrapping_add(n)),
+            calls: [0; 5],
         }))
     }
 
@@ -263,6 +325,91 @@ struct SimSession {
     inner: Box<dyn Session>,
     shape: Arc<Shape>,
     rng: Xoshiro256PlusPlus,
+    /// Calls seen per fault, in [`Fault`] order.
+    calls: [u64; 5],
+}
+
+/// The faults, as indexes into [`SimSession::calls`].
+#[derive(Debug, Clone, Copy)]
+enum Fault {
+    DropWrite,
+    StaleRead,
+    CorruptRead,
+    Resurrect,
+    Fail,
+}
+
+impl SimSession {
+    /// True when this call is the one in N that `fault` strikes.
+    fn strikes(&mut self, fault: Fault) -> bool {
+        let f = &self.shape.faults;
+        let n = match fault {
+            Fault::DropWrite => f.drop_writes,
+            Fault::StaleRead => f.stale_reads,
+            Fault::CorruptRead => f.corrupt_reads,
+            Fault::Resurrect => f.resurrect,
+            Fault::Fail => f.fail,
+        };
+        if n == 0 {
+            return false;
+        }
+        let c = &mut self.calls[fault as usize];
+        *c += 1;
+        c.is_multiple_of(n)
+    }
+
+    /// The `fail` fault's error, when it strikes this call.
+    fn failing(&mut self) -> EngineResult<()> {
+        if self.strikes(Fault::Fail) {
+            return Err(EngineError::other(format!(
+                "engine sim: injected fault (fail={})",
+                self.shape.faults.fail
+            )));
+        }
+        Ok(())
+    }
+
+    fn put_faulty(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
+        self.failing()?;
+        if self.strikes(Fault::DropWrite) {
+            return Ok(());
+        }
+        if self.shape.faults.stale_reads > 0 {
+            let mut old = ReadBuf::new();
+            if self.inner.get(key, &mut old)? {
+                let mut previous = self.shape.previous.lock().unwrap_or_else(|p| p.into_inner());
+                previous.insert(key.to_vec(), old.to_vec());
+            }
+        }
+        self.inner.put(key, val)
+    }
+
+    fn get_faulty(&mut self, key: &[u8], out: &mut ReadBuf) -> EngineResult<bool> {
+        self.failing()?;
+        let hit = self.inner.get(key, out)?;
+        if hit && self.strikes(Fault::StaleRead) {
+            let previous = self.shape.previous.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(old) = previous.get(key) {
+                out.set(old);
+            }
+        }
+        if hit && self.strikes(Fault::CorruptRead) {
+            let mut bytes = out.to_vec();
+            if let Some(last) = bytes.last_mut() {
+                *last ^= 0x01;
+            }
+            out.set(&bytes);
+        }
+        Ok(hit)
+    }
+
+    fn del_faulty(&mut self, key: &[u8]) -> EngineResult<Existed> {
+        self.failing()?;
+        if self.strikes(Fault::Resurrect) {
+            return Ok(Existed::Yes);
+        }
+        self.inner.del(key)
+    }
 }
 
 impl SimSession {
@@ -329,42 +476,80 @@ macro_rules! sim {
 
 impl Session for SimSession {
     fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
+        if self.shape.faults.any() {
+            return sim!(self, self.put_faulty(key, val));
+        }
         sim!(self, self.inner.put(key, val))
     }
 
     fn get(&mut self, key: &[u8], out: &mut ReadBuf) -> EngineResult<bool> {
+        if self.shape.faults.any() {
+            return sim!(self, self.get_faulty(key, out));
+        }
         sim!(self, self.inner.get(key, out))
     }
 
     fn del(&mut self, key: &[u8]) -> EngineResult<Existed> {
+        if self.shape.faults.any() {
+            return sim!(self, self.del_faulty(key));
+        }
         sim!(self, self.inner.del(key))
     }
 
     fn scan(&mut self, lo: &[u8], hi: &[u8], limit: usize, f: &mut ScanFn<'_>) -> EngineResult<usize> {
+        self.failing()?;
         sim!(self, self.inner.scan(lo, hi, limit, f))
     }
 
     fn range(&mut self, lo: &[u8], hi: &[u8], limit: usize, out: &mut Rows) -> EngineResult<()> {
+        self.failing()?;
         sim!(self, self.inner.range(lo, hi, limit, out))
     }
 
     fn mget(&mut self, keys: &[&[u8]], out: &mut Values) -> EngineResult<()> {
+        if self.shape.faults.any() {
+            out.clear();
+            let mut buf = ReadBuf::new();
+            for key in keys {
+                if sim!(self, self.get_faulty(key, &mut buf))? {
+                    out.push_hit(&buf);
+                } else {
+                    out.push_miss();
+                }
+            }
+            return Ok(());
+        }
         sim!(self, self.inner.mget(keys, out))
     }
 
     fn mput(&mut self, pairs: &[(&[u8], &[u8])]) -> EngineResult<()> {
+        if self.shape.faults.any() {
+            return pairs.iter().try_for_each(|(k, v)| sim!(self, self.put_faulty(k, v)));
+        }
         sim!(self, self.inner.mput(pairs))
     }
 
     fn mdel(&mut self, keys: &[&[u8]]) -> EngineResult<Option<usize>> {
+        if self.shape.faults.any() {
+            let mut existed = 0;
+            for key in keys {
+                existed += usize::from(sim!(self, self.del_faulty(key))? == Existed::Yes);
+            }
+            return Ok(Some(existed));
+        }
         sim!(self, self.inner.mdel(keys))
     }
 
     fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
+        self.failing()?;
+        if self.strikes(Fault::DropWrite) {
+            return Ok(Appended::Yes);
+        }
         sim!(self, self.inner.append(key, suffix))
     }
 
     fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {
+        self.failing()?;
         sim!(self, self.inner.delete_range(lo, hi))
     }
 }

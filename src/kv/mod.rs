@@ -22,6 +22,7 @@ pub mod pace;
 pub mod pacer;
 pub mod sizes;
 pub mod values;
+// `verify` is declared after the macros below, which its checked verbs use.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -78,6 +79,8 @@ pub struct Kv {
     sizer: Option<Box<Sizer>>,
     /// The key and value sizes the engine takes.
     fits: Fits,
+    /// `--verify`: the store's checker; every verb takes its checked twin when set.
+    verify: Option<Box<verify::Writer>>,
 }
 
 /// The engine's [`Limits`] as the verbs check them: a key fits when its length minus
@@ -198,8 +201,9 @@ macro_rules! timed {
     }};
 }
 
-// After the macros above, which it uses.
+// After the macros above, which they use.
 mod open;
+pub mod verify;
 
 fn backoff(attempt: u64) {
     let micros = if attempt < 8 {
@@ -239,6 +243,7 @@ impl Kv {
             load_progress: None,
             sizer: None,
             fits: Fits::new("", Limits::NONE),
+            verify: None,
         }
     }
 
@@ -254,7 +259,16 @@ impl Kv {
     #[cold]
     #[inline(never)]
     fn refuse(&mut self, kind: OpKind, key: &[u8], val: &[u8]) -> EngineError {
-        let e = EngineError::other(self.fits.why(key, val));
+        let why = self.fits.why(key, val);
+        self.fail_call(kind, why)
+    }
+
+    /// Records a call of `kind` that kvmark refused before the engine saw it, failed
+    /// with `message`, and returns its error.
+    #[cold]
+    #[inline(never)]
+    fn fail_call(&mut self, kind: OpKind, message: String) -> EngineError {
+        let e = EngineError::other(message);
         let result: EngineResult<()> = timed!(self, kind, 1, 0, Err(e.clone()));
         result.err().unwrap_or(e)
     }
@@ -365,6 +379,15 @@ impl Kv {
     /// put(key, val).
     #[inline]
     pub fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
+        if self.verify.is_some() {
+            return self.put_checked(key, val);
+        }
+        self.put_timed(key, val)
+    }
+
+    /// put without the verify branch: the timed call.
+    #[inline(always)]
+    fn put_timed(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
         if !(self.fits.key(key) && self.fits.value(val)) {
             return Err(self.refuse(OpKind::Put, key, val));
         }
@@ -381,11 +404,20 @@ impl Kv {
     }
 
     /// get(key): the value, borrowed until the next call.
+    #[inline(always)]
+    pub fn get(&mut self, key: &[u8]) -> EngineResult<Option<&[u8]>> {
+        if self.verify.is_some() {
+            return self.get_checked(key);
+        }
+        self.get_timed(key)
+    }
+
+    /// get without the verify branch: the timed call.
     // Always: since the verb set became its own module, LLVM kept `get` out of line in
     // the Lua bridge's `kv_get` (+8 instructions per null unit, measured with
     // bench/unit-instructions.sh).
     #[inline(always)]
-    pub fn get(&mut self, key: &[u8]) -> EngineResult<Option<&[u8]>> {
+    fn get_timed(&mut self, key: &[u8]) -> EngineResult<Option<&[u8]>> {
         if !self.fits.key(key) {
             return Err(self.refuse(OpKind::Get, key, b""));
         }
@@ -409,6 +441,15 @@ impl Kv {
     /// del(key).
     #[inline]
     pub fn del(&mut self, key: &[u8]) -> EngineResult<Existed> {
+        if self.verify.is_some() {
+            return self.del_checked(key);
+        }
+        self.del_timed(key)
+    }
+
+    /// del without the verify branch: the timed call.
+    #[inline(always)]
+    fn del_timed(&mut self, key: &[u8]) -> EngineResult<Existed> {
         if !self.fits.key(key) {
             return Err(self.refuse(OpKind::Del, key, b""));
         }
@@ -417,7 +458,17 @@ impl Kv {
     }
 
     /// range(lo, hi, limit): rows borrowed until the next call.
+    #[inline]
     pub fn range(&mut self, lo: &[u8], hi: &[u8], limit: usize) -> EngineResult<&Rows> {
+        if self.verify.is_some() {
+            return self.range_checked(lo, hi, limit);
+        }
+        self.range_timed(lo, hi, limit)
+    }
+
+    /// range without the verify branch: the timed call.
+    #[inline(always)]
+    fn range_timed(&mut self, lo: &[u8], hi: &[u8], limit: usize) -> EngineResult<&Rows> {
         let session = &mut self.session;
         let rows = &mut self.rows;
         timed!(self, OpKind::Range, 1, 0, session.range(lo, hi, limit, rows))?;
@@ -426,7 +477,17 @@ impl Kv {
     }
 
     /// scan(lo, hi, limit, f): the callback runs inside the timed region, necessarily.
+    #[inline]
     pub fn scan(&mut self, lo: &[u8], hi: &[u8], limit: usize, f: &mut ScanFn<'_>) -> EngineResult<usize> {
+        if self.verify.is_some() {
+            return self.scan_checked(lo, hi, limit, f);
+        }
+        self.scan_timed(lo, hi, limit, f)
+    }
+
+    /// scan without the verify branch: the timed call.
+    #[inline(always)]
+    fn scan_timed(&mut self, lo: &[u8], hi: &[u8], limit: usize, f: &mut ScanFn<'_>) -> EngineResult<usize> {
         let session = &mut self.session;
         let n = timed!(self, OpKind::Scan, 1, 0, session.scan(lo, hi, limit, f))?;
         self.rec.kind_mut(OpKind::Scan).rows += n as u64;
@@ -434,7 +495,17 @@ impl Kv {
     }
 
     /// mget(keys): values in key order, borrowed until the next call.
+    #[inline]
     pub fn mget(&mut self, keys: &[&[u8]]) -> EngineResult<&Values> {
+        if self.verify.is_some() {
+            return self.mget_checked(keys);
+        }
+        self.mget_timed(keys)
+    }
+
+    /// mget without the verify branch: the timed call.
+    #[inline(always)]
+    fn mget_timed(&mut self, keys: &[&[u8]]) -> EngineResult<&Values> {
         self.check_keys(OpKind::Mget, keys.iter().copied())?;
         let session = &mut self.session;
         let values = &mut self.values;
@@ -447,7 +518,17 @@ impl Kv {
     }
 
     /// mput(pairs), committed as one engine write where the engine can.
+    #[inline]
     pub fn mput(&mut self, pairs: &[(&[u8], &[u8])]) -> EngineResult<()> {
+        if self.verify.is_some() {
+            return self.mput_checked(pairs);
+        }
+        self.mput_timed(pairs)
+    }
+
+    /// mput without the verify branch: the timed call.
+    #[inline(always)]
+    fn mput_timed(&mut self, pairs: &[(&[u8], &[u8])]) -> EngineResult<()> {
         if let Some((k, v)) = pairs.iter().find(|(k, v)| !(self.fits.key(k) && self.fits.value(v))) {
             return Err(self.refuse(OpKind::Mput, k, v));
         }
@@ -465,7 +546,17 @@ impl Kv {
     }
 
     /// mdel(keys): how many existed, or None where unknown.
+    #[inline]
     pub fn mdel(&mut self, keys: &[&[u8]]) -> EngineResult<Option<usize>> {
+        if self.verify.is_some() {
+            return self.mdel_checked(keys);
+        }
+        self.mdel_timed(keys)
+    }
+
+    /// mdel without the verify branch: the timed call.
+    #[inline(always)]
+    fn mdel_timed(&mut self, keys: &[&[u8]]) -> EngineResult<Option<usize>> {
         self.check_keys(OpKind::Mdel, keys.iter().copied())?;
         let session = &mut self.session;
         timed!(self, OpKind::Mdel, keys.len() as u64, 0, session.mdel(keys))
@@ -473,7 +564,17 @@ impl Kv {
 
     /// append(key, suffix): skipped (and counted) when the value would pass the
     /// store's value cap, where the engine can tell.
+    #[inline]
     pub fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
+        if self.verify.is_some() {
+            return self.append_checked(key, suffix);
+        }
+        self.append_timed(key, suffix)
+    }
+
+    /// append without the verify branch: the timed call.
+    #[inline(always)]
+    fn append_timed(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
         if !(self.fits.key(key) && self.fits.value(suffix)) {
             return Err(self.refuse(OpKind::Append, key, suffix));
         }
@@ -493,7 +594,17 @@ impl Kv {
     }
 
     /// delete_range(lo, hi).
+    #[inline]
     pub fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {
+        if self.verify.is_some() {
+            return self.delete_range_checked(lo, hi);
+        }
+        self.delete_range_timed(lo, hi)
+    }
+
+    /// delete_range without the verify branch: the timed call.
+    #[inline(always)]
+    fn delete_range_timed(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {
         let session = &mut self.session;
         timed!(self, OpKind::DeleteRange, 1, 0, session.delete_range(lo, hi))
     }

@@ -181,6 +181,7 @@ impl Kv {
     /// due, so expiries that wait for a unit boundary show it.
     fn expire_one(&mut self, key: &[u8], due_ns: u64) {
         let mut retries = 0u64;
+        let invoke = self.expiry_begins(key);
         let start = self.clock.raw();
         let result = loop {
             match self.session.del(key) {
@@ -192,6 +193,7 @@ impl Kv {
             }
         };
         let end = self.clock.raw();
+        self.expiry_ends(key, invoke, result.is_ok());
         self.last_end = end;
         let ns = self.clock.delta_as_nanos(start, end);
         let response = self

@@ -14,6 +14,8 @@ pub const TIMELINE_TSV: &str = "timeline.tsv";
 pub const RESULTS_JSON: &str = "results.json";
 /// The histogram logs, one per point.
 pub const HDR_DIR: &str = "hdr";
+/// The verify sink's rows (`--verify`).
+pub const VERIFY_TSV: &str = "verify.tsv";
 /// The config that reruns this run.
 pub const REPLAY_CNF: &str = "replay.cnf";
 

@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use super::{RunInfo, Sink};
-use super::{epochs, openloop};
+use super::{epochs, openloop, verify};
 use crate::metrics::format::{duration_ns, percent, rate};
 use crate::metrics::{LatencySet, LatencySummary, QUANTILES, Recorder};
 use crate::result::RunOutcome;
@@ -117,6 +117,7 @@ impl Sink for Console {
             if let Some(report) = &p.slo {
                 openloop::slo_evidence(out, report)?;
             }
+            verify::console(out, p)?;
             match &p.status {
                 PointStatus::Ok => {}
                 PointStatus::Failed(msg) => writeln!(out, "FAILED: {msg}")?,
@@ -177,6 +178,7 @@ impl Sink for Console {
         if let Some(report) = &p.slo {
             openloop::slo_evidence(out, report)?;
         }
+        verify::console(out, p)?;
         match &p.status {
             PointStatus::Ok => {}
             PointStatus::Failed(msg) => writeln!(out, "FAILED: {msg}")?,

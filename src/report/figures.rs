@@ -121,6 +121,7 @@ mod tests {
             phases: vec![("warm".into(), load), ("read".into(), read)],
             slo: None,
             epoch: None,
+            verify: None,
         };
         let views = phase_views(&p);
         let names: Vec<&str> = views.iter().map(|v| v.name).collect();

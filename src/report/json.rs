@@ -272,6 +272,7 @@ pub fn point(p: &PointResult) -> Value {
         "phases": phases,
         "repeats": p.repeats.iter().map(repeat).collect::<Vec<_>>(),
         "epoch": super::epochs::json(p),
+        "verify": super::verify::json(p),
     })
 }
 

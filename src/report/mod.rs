@@ -16,6 +16,7 @@ pub mod setup;
 pub mod sinks;
 pub mod timeline;
 pub mod tsv;
+pub mod verify;
 
 use std::io;
 use std::path::PathBuf;

@@ -250,6 +250,8 @@ pub struct PointResult {
     /// Growing values: the epoch's figures (records, volume, value sizes, intervals
     /// over repeats).
     pub epoch: Option<Box<EpochInfo>>,
+    /// `--verify`: what the checks found over its repeats (None: not a verify run).
+    pub verify: Option<crate::kv::verify::VerifyReport>,
 }
 
 impl PointResult {
@@ -316,7 +318,7 @@ impl PointResult {
 
     /// True when the point failed, was interrupted, or saw engine errors.
     pub fn is_bad(&self) -> bool {
-        self.status != PointStatus::Ok || self.errors() > 0
+        self.status != PointStatus::Ok || self.errors() > 0 || self.verify.as_ref().is_some_and(|v| v.anomalies() > 0)
     }
 }
 

@@ -65,6 +65,8 @@ pub struct Plan {
     pub max_value_bytes: Option<u64>,
     /// Growing values in epochs (`--epochs` and friends, over a workload's own block).
     pub epochs: EpochFlags,
+    /// Check every read against what was acknowledged (`--verify`, `kv::verify`).
+    pub verify: bool,
 }
 
 impl Plan {

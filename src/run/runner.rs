@@ -14,6 +14,7 @@ use super::store::OpenStore;
 use super::{Plan, Sampling};
 use crate::engine::{EngineInfo, EngineOptions};
 use crate::kv::pace::{PaceSpec, Rate};
+use crate::kv::verify::{Checker, VerifyReport};
 use crate::metrics::Recorder;
 use crate::result::{LoadResult, PhaseRun, PointKey, PointResult, PointStatus, RepeatRun};
 use crate::workload::{Budget, SweepValue, Workload};
@@ -97,6 +98,7 @@ impl Runner<'_> {
             warmup: None,
             settle: self.plan.settle,
             value_sizes: None,
+            verify: store.verify.as_ref(),
         }
     }
 
@@ -143,7 +145,13 @@ impl Runner<'_> {
             self.plan.keep_data,
             self.plan.max_value_bytes,
         )
-        .map_err(|e| self.plan.explain_open_error(self.engine, e))?;
+        .map_err(|e| self.plan.explain_open_error(self.engine, e))
+        .map(|mut store| {
+            if self.plan.verify {
+                store.verify = Some(Arc::new(Checker::new()));
+            }
+            store
+        })?;
         if !self.wl.has_load() {
             return Ok(Shared { store, load: None });
         }
@@ -232,6 +240,7 @@ impl Runner<'_> {
             phases: phases.iter().map(|p| (p.name.clone(), Recorder::new())).collect(),
             slo: None,
             epoch: None,
+            verify: self.plan.verify.then(VerifyReport::default),
         };
         let label = point.key.label();
         // Each measurement (a point, or an SLO probe) is numbered for its samples.
@@ -281,6 +290,12 @@ impl Runner<'_> {
             {
                 point.status = PointStatus::Failed(format!("{label}: {full}; the engine's errors: {e}"));
             }
+            if let (Some(report), Some(checker)) = (&mut point.verify, &store.verify)
+                && let Err(e) = verify_point(store, checker, report)
+                && outcome.end == CrewEnd::Done
+            {
+                point.status = PointStatus::Failed(format!("{label}: {e}"));
+            }
             if let Some(s) = fresh
                 && let Err(e) = s.close()
                 && outcome.end == CrewEnd::Done
@@ -329,6 +344,11 @@ impl Runner<'_> {
                 }
             }
         }
+        if point.status == PointStatus::Ok
+            && let Some(v) = point.verify.as_ref().filter(|v| v.anomalies() > 0)
+        {
+            point.status = PointStatus::Failed(format!("{label}: --verify found {}", v.summary()));
+        }
         point
     }
 }
@@ -342,6 +362,19 @@ fn disk_full(dir: &std::path::Path) -> Option<String> {
             dir.display()
         )
     })
+}
+
+/// `--verify`: the final pass over every key the store's checker knows, then what
+/// the checks found since the last point, added to `report`.
+fn verify_point(store: &OpenStore, checker: &Checker, report: &mut VerifyReport) -> Result<(), String> {
+    let pass = store
+        .store
+        .session()
+        .map_err(|e| format!("verify: cannot open a session for the final pass: {e}"))
+        .and_then(|mut session| checker.final_pass(session.as_mut()).map(|_| ()));
+    let found = checker.take_report();
+    report.merge(&found);
+    pass
 }
 
 /// The engine errors a seed saw, as one message, or None. A seed that lost writes

@@ -12,6 +12,9 @@ pub struct OpenStore {
     /// The engine's store.
     pub store: Box<dyn Store>,
     owned: Owned,
+    /// `--verify`: what was acknowledged in this store, which every read is checked
+    /// against (set by the runner; stores start empty, so it starts empty too).
+    pub verify: Option<std::sync::Arc<crate::kv::verify::Checker>>,
 }
 
 /// The place a store lives in, owned by the run: removed after the store closes
@@ -86,7 +89,11 @@ impl OpenStore {
             max_value_bytes,
         };
         match (engine.open)(&req) {
-            Ok(store) => Ok(OpenStore { store, owned }),
+            Ok(store) => Ok(OpenStore {
+                store,
+                owned,
+                verify: None,
+            }),
             Err(e) => {
                 // Whatever the failed open left behind; the open error is the one to
                 // report.

@@ -74,6 +74,8 @@ pub struct Crew<'a> {
     /// The value sizes that inserts and updates of timed steps draw from (epochs),
     /// read at the start of each timed step.
     pub value_sizes: Option<&'a Slot<ValueSizes>>,
+    /// `--verify`: the store's checker, which every worker's verbs report to.
+    pub verify: Option<&'a Arc<crate::kv::verify::Checker>>,
 }
 
 impl Crew<'_> {
@@ -374,6 +376,7 @@ mod tests {
                 warmup: None,
                 settle: false,
                 value_sizes: None,
+                verify: None,
             };
             let steps = [Step::Run {
                 phase: 0,

@@ -53,6 +53,9 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>) {
         .and_then(|session| {
             let mut kv = Kv::new(session, crew.clock.clone(), Arc::clone(crew.abort));
             kv.limit_sizes(crew.engine.name, crew.engine.limits);
+            if let Some(checker) = crew.verify {
+                kv.verify_with(checker);
+            }
             let ctx = ThreadCtx {
                 params: crew.params.clone(),
                 batch: crew.batch,

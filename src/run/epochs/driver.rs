@@ -144,6 +144,7 @@ impl CellRun<'_> {
             warmup: None,
             settle: self.r.plan.settle,
             value_sizes: Some(sizes),
+            verify: None,
         }
     }
 
@@ -288,6 +289,7 @@ fn failed(key: PointKey, why: String) -> PointResult {
         phases: Vec::new(),
         slo: None,
         epoch: None,
+        verify: None,
     }
 }
 
@@ -348,6 +350,7 @@ impl Accum {
             merged: self.merged,
             slo: None,
             epoch,
+            verify: None,
         }
     }
 }
