@@ -410,5 +410,11 @@ pub fn run_info(plan: &Plan) -> RunInfo {
         arrival: plan.arrival,
         warmup: plan.warmup,
         slo: plan.slo.clone().map(|s| (s, plan.slo_secs)),
+        scale: (plan.segment.is_part() || plan.start_at.is_some()).then(|| crate::report::ScaleInfo {
+            segment: plan.segment,
+            start_at_unix_ns: plan.start_at.map(crate::run::segment::unix_ns),
+            host: probe::system::hostname().unwrap_or_else(|| "unknown".to_string()),
+            clock_sync: probe::clocksync::clock_sync(),
+        }),
     }
 }

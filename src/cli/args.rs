@@ -345,6 +345,24 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE")]
     pub max_value_bytes: Option<String>,
 
+    /// Scale-out: run segment I of N (0-based, as I/N), or `auto` to take I and N from
+    /// the launcher (mpirun, srun, a PMI launcher, a Kubernetes Indexed Job). N
+    /// segments of T threads do exactly what one process of N x T threads does; `kvmark
+    /// merge` makes their report directories one.
+    #[arg(long, value_name = "I/N|auto")]
+    pub segment: Option<String>,
+
+    /// The segment count for `--segment auto` under a launcher that gives only the
+    /// index (a Kubernetes Indexed Job); KVMARK_SEGMENT_COUNT says it too.
+    #[arg(long, value_name = "N", value_parser = whole::<usize>)]
+    pub segment_count: Option<usize>,
+
+    /// Start the first timed phase at this absolute time (RFC 3339 such as
+    /// 2026-11-25T21:00:00Z, or Unix seconds), so every segment measures together; the
+    /// load runs before it.
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<String>,
+
     /// Engine options from a config file's engine sections (the command line's
     /// --engine-opt overrides them key by key).
     #[arg(skip)]

@@ -267,6 +267,7 @@ impl RunArgs {
             Some(list) => ProbeSet::parse(list).map_err(|e| self.refused_flag("probe", e))?,
             None => ProbeSet::ALL,
         };
+        let (segment, start_at) = self.scale_out(&engines, &epochs, &open_loop.slo)?;
         let workloads = open_workloads_with(&self.workloads, open)?;
         epochs::check(&epochs, &workloads, seed_once, &open_loop.refused_by_epochs())?;
         let params = Params {
@@ -307,6 +308,8 @@ impl RunArgs {
             slo_secs: open_loop.slo_secs,
             max_value_bytes,
             epochs,
+            segment,
+            start_at,
         })
     }
 
