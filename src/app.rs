@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::cli::{Cli, Command, GenArgs, PlotArgs, RunArgs};
+use crate::cli::{Cli, Command, GenArgs, MergeArgs, PlotArgs, RunArgs};
 use crate::engine::net::mask_password;
 use crate::plot::{self, PlotError};
 use crate::report::RunInfo;
@@ -35,6 +35,7 @@ pub fn main(cli: Cli) -> ExitCode {
         Some(Command::Gen(args)) => ExitCode::from(generate(&args)),
         Some(Command::Replay(args)) => ExitCode::from(run_benchmark_with(*args, |path, _| replay::open_workload(path))),
         Some(Command::Plot(args)) => ExitCode::from(plot_dirs(&args)),
+        Some(Command::Merge(args)) => ExitCode::from(merge_dirs(&args)),
         None => ExitCode::from(run_benchmark(cli.run)),
     }
 }
@@ -59,6 +60,33 @@ fn generate(args: &GenArgs) -> u8 {
         }
         Err(GenError::Closed) => EXIT_OK,
     }
+}
+
+/// `kvmark merge`: one report directory from a scaled-out run's segments, with its
+/// report page. Exit 1 when a point failed in some segment, 2 for directories that do
+/// not belong together.
+fn merge_dirs(args: &MergeArgs) -> u8 {
+    let merged = match crate::merge::merge(&args.dirs, &args.out) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("kvmark merge: error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    for w in &merged.warnings {
+        eprintln!("kvmark merge: warning: {w}");
+    }
+    print!("{}", merged.table);
+    let mut status = if merged.bad_points > 0 { EXIT_FAILED } else { EXIT_OK };
+    match plot::after_run(&merged.dir, false) {
+        Ok(o) => o.notes.iter().for_each(|n| eprintln!("kvmark merge: warning: {n}")),
+        Err(e) => {
+            eprintln!("kvmark merge: error: the report page: {e}");
+            status = EXIT_FAILED;
+        }
+    }
+    eprintln!("kvmark merge: the merged report is in {}", merged.dir.display());
+    status
 }
 
 /// `kvmark plot`: figures (and the report with `--html`) from result directories.

@@ -63,6 +63,22 @@ pub enum Command {
     /// Draw figures (PNG, SVG or PDF) and the interactive HTML report from result
     /// directories written by --report-dir; several directories overlay.
     Plot(PlotArgs),
+    /// Merge the report directories of a scaled-out run's segments (--segment) into
+    /// one, exactly: histograms merged from the logs, counts summed, timelines aligned
+    /// by absolute time, and a per-segment table beside the merge.
+    Merge(MergeArgs),
+}
+
+/// Flags of `kvmark merge`.
+#[derive(Debug, Args, Clone)]
+pub struct MergeArgs {
+    /// The segments' report directories (written by --report-dir), one per segment.
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
+
+    /// The merged report directory to write (new, or empty).
+    #[arg(short, long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 /// Flags of `kvmark plot`.

@@ -23,7 +23,9 @@ impl RunArgs {
     ) -> Result<(Segment, Option<SystemTime>), UsageError> {
         let env = |name: &str| std::env::var(name).ok();
         let seg = match &self.segment {
-            Some(text) => Segment::parse(text, self.segment_count, &env).map_err(|e| self.refused_flag("segment", e))?,
+            Some(text) => {
+                Segment::parse(text, self.segment_count, &env).map_err(|e| self.refused_flag("segment", e))?
+            }
             None if self.segment_count.is_some() => {
                 return Err(self.together(&["segment_count"], "--segment-count needs --segment auto"));
             }

@@ -9,8 +9,8 @@ use std::time::{Duration, SystemTime};
 use crate::engine::{EngineError, EngineInfo, EngineOptions};
 use crate::kv::pace::{Arrival, Rate};
 use crate::probe::ProbeSet;
-use crate::run::segment::Segment;
 use crate::result::slo::Slo;
+use crate::run::segment::Segment;
 use crate::workload::epochs::EpochFlags;
 use crate::workload::{Budget, Params, Workload};
 
@@ -81,7 +81,8 @@ impl Plan {
             return None;
         }
         let start = self.start_at.map_or(0, crate::run::segment::unix_ns);
-        let mixed = crate::workload::spec::strings::mix64(self.params.seed ^ crate::workload::spec::strings::mix64(start));
+        let mixed =
+            crate::workload::spec::strings::mix64(self.params.seed ^ crate::workload::spec::strings::mix64(start));
         Some(format!("s{}_{:08x}", self.segment.count, mixed as u32))
     }
 

@@ -118,7 +118,10 @@ impl Runner<'_> {
             warmup: self.plan.warmup,
             // Only the run's first measurement waits for the common start: later ones
             // follow it in every segment alike.
-            start_at: self.plan.start_at.filter(|_| sample_as.seq == 1 && sample_as.repeat == 1),
+            start_at: self
+                .plan
+                .start_at
+                .filter(|_| sample_as.seq == 1 && sample_as.repeat == 1),
             ..self.crew(
                 store,
                 cell.threads,

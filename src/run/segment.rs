@@ -65,11 +65,7 @@ impl Segment {
 
     /// Parses `--segment`: `I/N` (0 <= I < N) or `auto`, which reads the launcher's
     /// variables through `env`; `count` is `--segment-count`.
-    pub fn parse(
-        text: &str,
-        count: Option<usize>,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Segment, String> {
+    pub fn parse(text: &str, count: Option<usize>, env: &dyn Fn(&str) -> Option<String>) -> Result<Segment, String> {
         let text = text.trim();
         if text == "auto" {
             return Self::from_launcher(count, env);
@@ -82,7 +78,9 @@ impl Segment {
         if let Some(c) = count
             && c != seg.count
         {
-            return Err(format!("--segment {text} and --segment-count {c} disagree on the segment count"));
+            return Err(format!(
+                "--segment {text} and --segment-count {c} disagree on the segment count"
+            ));
         }
         Ok(seg)
     }
@@ -169,7 +167,9 @@ pub fn parse_start_at(text: &str, now: SystemTime) -> Result<(SystemTime, bool),
     let t = text.trim();
     let at = if let Ok(secs) = t.parse::<f64>() {
         if !(secs.is_finite() && secs >= 0.0) {
-            return Err(format!("--start-at '{text}': not a time (give RFC 3339 or Unix seconds)"));
+            return Err(format!(
+                "--start-at '{text}': not a time (give RFC 3339 or Unix seconds)"
+            ));
         }
         UNIX_EPOCH + Duration::from_secs_f64(secs)
     } else {
@@ -209,7 +209,10 @@ mod tests {
     #[test]
     fn explicit_segments_parse_and_bad_ones_are_refused() {
         let none = env_of(&[]);
-        assert_eq!(Segment::parse("2/3", None, &none).unwrap(), Segment { index: 2, count: 3 });
+        assert_eq!(
+            Segment::parse("2/3", None, &none).unwrap(),
+            Segment { index: 2, count: 3 }
+        );
         assert_eq!(Segment::parse("0/1", None, &none).unwrap(), Segment::WHOLE);
         for bad in ["3/3", "1/0", "a/2", "2", "-1/2", "1/2/3", ""] {
             assert!(Segment::parse(bad, None, &none).is_err(), "{bad} accepted");
@@ -220,15 +223,30 @@ mod tests {
     #[test]
     fn auto_reads_each_launcher() {
         let mpi = env_of(&[("OMPI_COMM_WORLD_RANK", "1"), ("OMPI_COMM_WORLD_SIZE", "3")]);
-        assert_eq!(Segment::parse("auto", None, &mpi).unwrap(), Segment { index: 1, count: 3 });
+        assert_eq!(
+            Segment::parse("auto", None, &mpi).unwrap(),
+            Segment { index: 1, count: 3 }
+        );
         let slurm = env_of(&[("SLURM_PROCID", "4"), ("SLURM_NTASKS", "8")]);
-        assert_eq!(Segment::parse("auto", None, &slurm).unwrap(), Segment { index: 4, count: 8 });
+        assert_eq!(
+            Segment::parse("auto", None, &slurm).unwrap(),
+            Segment { index: 4, count: 8 }
+        );
         let pmi = env_of(&[("PMI_RANK", "0"), ("PMI_SIZE", "2")]);
-        assert_eq!(Segment::parse("auto", None, &pmi).unwrap(), Segment { index: 0, count: 2 });
+        assert_eq!(
+            Segment::parse("auto", None, &pmi).unwrap(),
+            Segment { index: 0, count: 2 }
+        );
         let k8s = env_of(&[("JOB_COMPLETION_INDEX", "5")]);
-        assert_eq!(Segment::parse("auto", Some(6), &k8s).unwrap(), Segment { index: 5, count: 6 });
+        assert_eq!(
+            Segment::parse("auto", Some(6), &k8s).unwrap(),
+            Segment { index: 5, count: 6 }
+        );
         let k8s_env = env_of(&[("JOB_COMPLETION_INDEX", "5"), (COUNT_ENV, "7")]);
-        assert_eq!(Segment::parse("auto", None, &k8s_env).unwrap(), Segment { index: 5, count: 7 });
+        assert_eq!(
+            Segment::parse("auto", None, &k8s_env).unwrap(),
+            Segment { index: 5, count: 7 }
+        );
     }
 
     #[test]
@@ -256,7 +274,11 @@ mod tests {
         let (at, _) = parse_start_at("2027-01-15T08:00:30+01:00", now).unwrap();
         assert_eq!(unix_ns(at), 1_800_000_030_000_000_000);
         assert!(parse_start_at("1799999000", now).unwrap().1, "a passed time is flagged");
-        assert!(parse_start_at("1800090000", now).unwrap_err().contains("more than a day"));
+        assert!(
+            parse_start_at("1800090000", now)
+                .unwrap_err()
+                .contains("more than a day")
+        );
         assert!(parse_start_at("tomorrow", now).is_err());
     }
 }

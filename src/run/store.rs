@@ -200,7 +200,9 @@ mod tests {
         mem.close().unwrap();
         let mut bad = EngineOptions::new();
         bad.set("nope", "1");
-        let e = OpenStore::open(&skiplist::INFO, &bad, None, false, None, None).err().unwrap();
+        let e = OpenStore::open(&skiplist::INFO, &bad, None, false, None, None)
+            .err()
+            .unwrap();
         let option = skiplist::INFO.validate(&bad).expect_err("the refused option, as data");
         assert_eq!(
             (option.engine.as_str(), option.key.as_deref()),

@@ -102,7 +102,9 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>) {
                 };
                 if let Some(spec) = pace.as_ref().or(crew.pace.as_ref()) {
                     let stop = StopSignal::new(Arc::clone(stop_before), i);
-                    program.kv().start_pacing(spec, crew.all_workers(), crew.global(t), stop);
+                    program
+                        .kv()
+                        .start_pacing(spec, crew.all_workers(), crew.global(t), stop);
                 }
                 if let Some(slot) = crew.value_sizes {
                     program
