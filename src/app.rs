@@ -12,7 +12,7 @@ use crate::plot::{self, PlotError};
 use crate::report::RunInfo;
 use crate::report::setup::{self, SamplerUse};
 use crate::run::{self, Plan};
-use crate::workload::spec::emit::{self, GenError, GenRequest};
+use crate::workload::spec::emit::{self, GenError, GenRequest, ThreadSlice};
 use crate::workload::{Workload, WorkloadError, replay};
 use crate::{config, engine, probe};
 
@@ -42,11 +42,32 @@ pub fn main(cli: Cli) -> ExitCode {
 
 /// `kvmark gen`.
 fn generate(args: &GenArgs) -> u8 {
+    let env = |name: &str| std::env::var(name).ok();
+    let segment = match &args.segment {
+        Some(text) => match run::segment::Segment::parse(text, args.segment_count, &env) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("kvmark: error: {e}");
+                return EXIT_USAGE;
+            }
+        },
+        None => run::segment::Segment::WHOLE,
+    };
+    let threads = args.threads.unwrap_or(1);
+    if threads == 0 {
+        eprintln!("kvmark: error: --threads 0: give at least 1");
+        return EXIT_USAGE;
+    }
     let req = GenRequest {
         spec: &args.spec,
         output: &args.output,
         seed: args.seed.unwrap_or(crate::cli::DEFAULT_SEED),
         plain: args.plain,
+        threads: ThreadSlice {
+            first: segment.worker(0, threads),
+            count: threads,
+            of: segment.workers(threads),
+        },
     };
     match emit::generate(&req) {
         Ok(_) => EXIT_OK,

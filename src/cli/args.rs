@@ -126,6 +126,21 @@ pub struct GenArgs {
     /// operation lines.
     #[arg(long)]
     pub plain: bool,
+
+    /// Write the streams of this many threads (each phase: every thread's operations
+    /// in thread order), as a run with --threads N performs them. [default: 1]
+    #[arg(long, value_name = "N", value_parser = thread_count)]
+    pub threads: Option<usize>,
+
+    /// Write only segment I of N's threads (I/N, or auto as for a run): the
+    /// segments' logs together hold exactly the lines of one log of N x threads.
+    #[arg(long, value_name = "I/N|auto")]
+    pub segment: Option<String>,
+
+    /// The segment count for `--segment auto` under a launcher that gives only the
+    /// index.
+    #[arg(long, value_name = "N", value_parser = whole::<usize>)]
+    pub segment_count: Option<usize>,
 }
 
 /// Flags of a benchmark run. Every value is optional here so that a config file can
