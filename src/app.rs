@@ -464,6 +464,7 @@ pub fn run_info(plan: &Plan) -> RunInfo {
             start_at_unix_ns: plan.start_at.map(crate::run::segment::unix_ns),
             host: probe::system::hostname().unwrap_or_else(|| "unknown".to_string()),
             clock_sync: probe::clocksync::clock_sync(),
+            shared_tag: plan.shared_tag(),
         }),
     }
 }

@@ -263,6 +263,7 @@ pub fn run_info(info: &RunInfo) -> Value {
             "start_at_unix_ns": s.start_at_unix_ns,
             "host": s.host,
             "clock_sync": s.clock_sync,
+            "shared_tag": s.shared_tag,
         })),
     })
 }

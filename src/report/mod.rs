@@ -97,6 +97,9 @@ pub struct ScaleInfo {
     pub host: String,
     /// The clock's synchronisation state when the run started.
     pub clock_sync: String,
+    /// The tag of the server namespaces the segments share (`kvmark_ENGINE_TAG_N`),
+    /// for a scaled-out run.
+    pub shared_tag: Option<String>,
 }
 
 /// A report destination.
