@@ -86,25 +86,26 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, String> {
     reporter.begin(&info);
     let n_points = segs[0].doc["points"].as_array().map_or(0, Vec::len);
     let mut outcome = RunOutcome::default();
-    let mut merged_points = Vec::with_capacity(n_points);
+    let mut table = Table::default();
     for p in 0..n_points {
-        let point = points::merge_point(&segs, p)?;
-        timeline::send_samples(&segs, p, &point, &reporter)?;
+        let key = points::point_key(&segs, p);
+        let first_phase = points::phase_names(&segs, p).into_iter().next().unwrap_or_default();
+        let totals = timeline::stream_point(&segs, p, &key, &first_phase, &reporter)?;
+        let point = points::merge_point(&segs, p, key, &totals)?;
         reporter.point(&point);
         if point.is_bad() {
             outcome.bad_points += 1;
         }
         outcome.rows.push(SummaryRow::of(&point));
-        merged_points.push(point);
+        table.add(&segs, p, &point, &totals);
     }
     reporter.end(&outcome);
     if let Some(e) = reporter.errors().first() {
         return Err(e.clone());
     }
-    let table = segment_table(&segs, &merged_points)?;
     std::fs::write(out.join(SEGMENTS_TSV), &table.tsv)
         .map_err(|e| format!("cannot write {}: {e}", out.join(SEGMENTS_TSV).display()))?;
-    add_segments_to_json(out, &table.json)?;
+    add_segments_to_json(out, &Value::Array(table.json))?;
     append_to_report(out, &table.text)?;
     Ok(Merged {
         dir: out.to_path_buf(),
@@ -257,51 +258,44 @@ fn merged_replay(segs: &[SegmentDir]) -> String {
     s
 }
 
-/// The per-segment table in three forms.
+/// The per-segment table in three forms: per point, one row per segment and the
+/// merged row (host, units, throughput, p99 of every operation kind together).
 struct Table {
     text: String,
     tsv: String,
-    json: Value,
+    json: Vec<Value>,
 }
 
-/// Per point, one row per segment and the merged row: host, units, throughput and the
-/// p99 of every operation kind together.
-fn segment_table(segs: &[SegmentDir], merged: &[PointResult]) -> Result<Table, String> {
-    let mut text = String::from("\n=== segments ===\n");
-    let mut tsv = String::from("point\tsegment\thost\tunits\twu_per_s\tp99_ns\n");
-    let mut json = Vec::new();
-    for (p, point) in merged.iter().enumerate() {
-        let _ = writeln!(text, "point {}: {}", p + 1, point.key.label());
+impl Default for Table {
+    fn default() -> Self {
+        Table {
+            text: String::from("\n=== segments ===\n"),
+            tsv: String::from("point\tsegment\thost\tunits\twu_per_s\tp99_ns\n"),
+            json: Vec::new(),
+        }
+    }
+}
+
+impl Table {
+    fn add(&mut self, segs: &[SegmentDir], p: usize, point: &PointResult, totals: &timeline::Totals) {
+        let _ = writeln!(self.text, "point {}: {}", p + 1, point.key.label());
         let _ = writeln!(
-            text,
+            self.text,
             "  {:<8} {:<24} {:>14} {:>14} {:>10}",
             "segment", "host", "units", "wu/s", "p99"
         );
-        let mut row = |seg: String, host: &str, units: u64, wu: f64, p99: u64| {
-            let _ = writeln!(
-                text,
-                "  {seg:<8} {host:<24} {units:>14} {:>14} {:>10}",
-                rate(wu),
-                duration_ns(p99 as f64)
-            );
-            let _ = writeln!(tsv, "{}\t{seg}\t{host}\t{units}\t{wu:.3}\t{p99}", p + 1);
-            json.push(serde_json::json!({
-                "point": p + 1, "segment": seg, "host": host, "units": units, "wu_per_s": wu, "p99_ns": p99,
-            }));
-        };
-        for s in segs {
-            let (units, wu, p99) = points::segment_figures(s, p)?;
-            row(s.index.to_string(), &s.host, units, wu, p99);
+        for (si, s) in segs.iter().enumerate() {
+            let (units, wu) = points::segment_figures(s, p);
+            let p99 = totals.service[si].value_at_quantile(0.99);
+            self.row(p, s.index.to_string(), &s.host, units, wu, p99);
         }
-        let all = point
-            .merged
-            .used()
-            .fold(crate::metrics::new_histogram(), |mut h, (_, st)| {
-                let _ = h.add(&st.hist);
-                h
-            });
+        let all = totals.service.iter().fold(crate::metrics::new_histogram(), |mut h, s| {
+            let _ = h.add(s);
+            h
+        });
         let units = point.repeats.iter().map(|r| r.units()).sum();
-        row(
+        self.row(
+            p,
             "merged".to_string(),
             "-",
             units,
@@ -309,11 +303,19 @@ fn segment_table(segs: &[SegmentDir], merged: &[PointResult]) -> Result<Table, S
             all.value_at_quantile(0.99),
         );
     }
-    Ok(Table {
-        text,
-        tsv,
-        json: Value::Array(json),
-    })
+
+    fn row(&mut self, p: usize, seg: String, host: &str, units: u64, wu: f64, p99: u64) {
+        let _ = writeln!(
+            self.text,
+            "  {seg:<8} {host:<24} {units:>14} {:>14} {:>10}",
+            rate(wu),
+            duration_ns(p99 as f64)
+        );
+        let _ = writeln!(self.tsv, "{}\t{seg}\t{host}\t{units}\t{wu:.3}\t{p99}", p + 1);
+        self.json.push(serde_json::json!({
+            "point": p + 1, "segment": seg, "host": host, "units": units, "wu_per_s": wu, "p99_ns": p99,
+        }));
+    }
 }
 
 fn add_segments_to_json(out: &Path, segments: &Value) -> Result<(), String> {

@@ -8,8 +8,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::read::SegmentDir;
+use super::timeline::Totals;
 use crate::kv::pace::{Arrival, Rate};
-use crate::metrics::{Histogram, KindStats, OpKind, Recorder, new_histogram};
+use crate::metrics::{KindStats, OpKind, Recorder};
 use crate::probe::Probe;
 use crate::report::RunInfo;
 use crate::result::{LoadResult, PhaseRun, PointKey, PointResult, PointStatus, RepeatRun};
@@ -136,19 +137,13 @@ pub(super) fn first_start_ns(s: &SegmentDir, p: usize) -> Option<u64> {
         .filter(|ns| *ns > 0)
 }
 
-/// Segment `s`'s units, throughput (median over repeats) and p99 over every
-/// operation kind of point `p`.
-pub(super) fn segment_figures(s: &SegmentDir, p: usize) -> Result<(u64, f64, u64), String> {
+/// Segment `s`'s units and throughput (median over repeats) of point `p`.
+pub(super) fn segment_figures(s: &SegmentDir, p: usize) -> (u64, f64) {
     let point = &s.doc["points"][p];
     let units = point["repeats"]
         .as_array()
         .map_or(0, |r| r.iter().map(|x| uint(&x["units"])).sum());
-    let wu = point["wu_per_s"]["median"].as_f64().unwrap_or(0.0);
-    let mut all = new_histogram();
-    for i in s.hlogs[p].iter().flatten().filter(|i| !i.tag.ends_with(".response")) {
-        all.add(&i.hist).map_err(|e| format!("{}: {e:?}", s.path.display()))?;
-    }
-    Ok((units, wu, all.value_at_quantile(0.99)))
+    (units, point["wu_per_s"]["median"].as_f64().unwrap_or(0.0))
 }
 
 /// A tag's phase, operation kind and whether it holds response times.
@@ -164,9 +159,32 @@ pub(super) fn parse_tag(tag: &str) -> Option<(&str, OpKind, bool)> {
 /// Point `p` of every segment as one point: the key with every segment's threads,
 /// repeats whose phases span the segments' measured intervals, and recorders whose
 /// histograms are merged from the logs and whose counters are summed.
-pub(super) fn merge_point(segs: &[SegmentDir], p: usize) -> Result<PointResult, String> {
+pub(super) fn merge_point(segs: &[SegmentDir], p: usize, key: PointKey, totals: &Totals) -> Result<PointResult, String> {
+    let status = point_status(segs, p);
+    let repeats = merge_repeats(segs, p);
+    let phase_names = phase_names(segs, p);
+    let mut phases = Vec::with_capacity(phase_names.len());
+    let mut merged = Recorder::new();
+    for (j, name) in phase_names.iter().enumerate() {
+        let rec = merge_phase(segs, p, j, name, totals)?;
+        merged.merge(&rec);
+        phases.push((name.clone(), rec));
+    }
+    Ok(PointResult {
+        key,
+        status,
+        repeats,
+        merged,
+        phases,
+        slo: None,
+        epoch: None,
+    })
+}
+
+/// The merged point's key: segment 0's, with every segment's threads.
+pub(super) fn point_key(segs: &[SegmentDir], p: usize) -> PointKey {
     let first = &segs[0].doc["points"][p];
-    let key = PointKey {
+    PointKey {
         workload: text(&first["workload"]),
         workload_path: PathBuf::from(text(&first["workload_path"])),
         engine: text(&first["engine"]),
@@ -181,8 +199,12 @@ pub(super) fn merge_point(segs: &[SegmentDir], p: usize) -> Result<PointResult, 
         rate: first["rate"].as_object().map(|_| rate(&first["rate"])),
         arrival: Arrival::parse(first["arrival"].as_str().unwrap_or("constant")).unwrap_or_default(),
         epoch: None,
-    };
-    let status = segs
+    }
+}
+
+/// The worst status of the point over the segments: a failure names its segment.
+fn point_status(segs: &[SegmentDir], p: usize) -> PointStatus {
+    segs
         .iter()
         .find_map(|s| {
             let pt = &s.doc["points"][p];
@@ -201,32 +223,15 @@ pub(super) fn merge_point(segs: &[SegmentDir], p: usize) -> Result<PointResult, 
                 .any(|s| s.doc["points"][p]["status"] == "interrupted")
                 .then_some(PointStatus::Interrupted)
         })
-        .unwrap_or(PointStatus::Ok);
-    let repeats = merge_repeats(segs, p);
-    let phase_names: Vec<String> = match repeats.first() {
-        Some(r) => r.phases.iter().map(|ph| ph.name.clone()).collect(),
-        None => first["phases"]
-            .as_array()
-            .map(|a| a.iter().map(|v| text(&v["name"])).filter(|n| n != "all").collect())
-            .unwrap_or_default(),
-    };
-    let warmup = !segs[0].doc["run"]["warmup_s"].is_null();
-    let mut phases = Vec::with_capacity(phase_names.len());
-    let mut merged = Recorder::new();
-    for (j, name) in phase_names.iter().enumerate() {
-        let rec = merge_phase(segs, p, j, name, warmup && j == 0)?;
-        merged.merge(&rec);
-        phases.push((name.clone(), rec));
-    }
-    Ok(PointResult {
-        key,
-        status,
-        repeats,
-        merged,
-        phases,
-        slo: None,
-        epoch: None,
-    })
+        .unwrap_or(PointStatus::Ok)
+}
+
+/// The names of the point's timed phases, in order.
+pub(super) fn phase_names(segs: &[SegmentDir], p: usize) -> Vec<String> {
+    segs[0].doc["points"][p]["phases"]
+        .as_array()
+        .map(|a| a.iter().map(|v| text(&v["name"])).filter(|n| n != "all").collect())
+        .unwrap_or_default()
 }
 
 /// The repeats every segment ran, each phase from the earliest start to the latest
@@ -291,30 +296,14 @@ fn merge_repeats(segs: &[SegmentDir], p: usize) -> Vec<RepeatRun> {
 }
 
 /// Phase `j` (`name`) of point `p` over every segment: each operation kind's
-/// counters summed from the json, its histograms merged from the logs (with the
-/// measured part of warm-up intervals for the first phase), and the two checked
-/// against each other.
-fn merge_phase(segs: &[SegmentDir], p: usize, j: usize, name: &str, with_warmup: bool) -> Result<Recorder, String> {
+/// counters summed from the json, its histograms the merge of the logs (`totals`),
+/// each segment's log checked against its json's count.
+fn merge_phase(segs: &[SegmentDir], p: usize, j: usize, name: &str, totals: &Totals) -> Result<Recorder, String> {
     let mut rec = Recorder::new();
+    let mut kinds: Vec<OpKind> = Vec::new();
     let tag_phase = name.replace([' ', ',', '\r', '\n'], "_");
-    for s in segs {
-        let ops = s.doc["points"][p]["phases"][j]["ops"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        let mut hists: Vec<(OpKind, bool, Histogram)> = Vec::new();
-        for i in s.hlogs[p].iter().flatten() {
-            let Some((phase, kind, response)) = parse_tag(&i.tag) else {
-                continue;
-            };
-            if phase != tag_phase && !(with_warmup && phase == "warmup") {
-                continue;
-            }
-            match hists.iter_mut().find(|(k, r, _)| *k == kind && *r == response) {
-                Some((_, _, h)) => h.add(&i.hist).map_err(|e| format!("{}: {e:?}", s.path.display()))?,
-                None => hists.push((kind, response, i.hist.clone())),
-            }
-        }
+    for (si, s) in segs.iter().enumerate() {
+        let ops = s.doc["points"][p]["phases"][j]["ops"].as_array().cloned().unwrap_or_default();
         for op in &ops {
             let op_name = text(&op["op"]);
             let Some(kind) = OpKind::from_name(&op_name) else {
@@ -323,9 +312,8 @@ fn merge_phase(segs: &[SegmentDir], p: usize, j: usize, name: &str, with_warmup:
                     s.path.display()
                 ));
             };
-            let hist = hists.iter().find(|(k, r, _)| *k == kind && !r).map(|h| &h.2);
             let counted = uint(&op["count"]);
-            let logged = hist.map_or(0, Histogram::len);
+            let logged = totals.counts[si].get(&(tag_phase.clone(), kind, false)).copied().unwrap_or(0);
             if counted != logged {
                 return Err(format!(
                     "{}: point {} phase {name}: results.json counts {counted} {op_name} calls but the histogram log \
@@ -336,12 +324,6 @@ fn merge_phase(segs: &[SegmentDir], p: usize, j: usize, name: &str, with_warmup:
             }
             let mut one = Recorder::new();
             let st: &mut KindStats = one.kind_mut(kind);
-            if let Some(h) = hist {
-                st.hist.add(h).map_err(|e| format!("{e:?}"))?;
-            }
-            if let Some((_, _, h)) = hists.iter().find(|(k, r, _)| *k == kind && *r) {
-                st.resp = Some(h.clone());
-            }
             st.prim_ops = uint(&op["prim_ops"]);
             st.hits = uint(&op["hits"]);
             st.misses = uint(&op["misses"]);
@@ -352,6 +334,21 @@ fn merge_phase(segs: &[SegmentDir], p: usize, j: usize, name: &str, with_warmup:
             st.bytes = uint(&op["bytes"]);
             st.first_error = op["first_error"].as_str().map(|e| format!("segment {}: {e}", s.index));
             rec.kind_mut(kind).merge(st);
+            if !kinds.contains(&kind) {
+                kinds.push(kind);
+            }
+        }
+    }
+    // The histograms, merged over segments once.
+    for ((phase, kind, response), h) in &totals.merged {
+        if *phase != tag_phase || !kinds.contains(kind) {
+            continue;
+        }
+        let st = rec.kind_mut(*kind);
+        if *response {
+            st.resp = Some(h.clone());
+        } else {
+            st.hist.add(h).map_err(|e| format!("{e:?}"))?;
         }
     }
     Ok(rec)
