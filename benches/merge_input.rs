@@ -36,13 +36,23 @@ impl Rng {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
-    let dir = PathBuf::from(args.first().expect("usage: cargo bench --bench merge_input -- DIR [SEGMENTS] [SECONDS]"));
+    let dir = PathBuf::from(
+        args.first()
+            .expect("usage: cargo bench --bench merge_input -- DIR [SEGMENTS] [SECONDS]"),
+    );
     let segments: usize = args.get(1).map_or(16, |n| n.parse().unwrap());
     let seconds: usize = args.get(2).map_or(3600, |n| n.parse().unwrap());
     for i in 0..segments {
         let seg_dir = dir.join(format!("segment-{i:02}"));
         std::fs::create_dir_all(&seg_dir).unwrap();
-        write_segment(&seg_dir, Segment { index: i, count: segments }, seconds);
+        write_segment(
+            &seg_dir,
+            Segment {
+                index: i,
+                count: segments,
+            },
+            seconds,
+        );
     }
 }
 
@@ -108,7 +118,8 @@ fn write_segment(dir: &Path, segment: Segment, seconds: usize) {
             let st = interval.kind_mut(kind);
             for _ in 0..CALLS {
                 let u = rng.next().max(1e-9);
-                st.hist.saturating_record((20_000.0 * (1.0 + (-u.ln()).powf(2.5))) as u64);
+                st.hist
+                    .saturating_record((20_000.0 * (1.0 + (-u.ln()).powf(2.5))) as u64);
             }
             st.prim_ops += CALLS;
         }

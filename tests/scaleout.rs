@@ -99,7 +99,11 @@ fn gen_segments_together_write_one_processs_lines() {
     // A different split of the same 6 threads gives the same lines too.
     let mut halves: BTreeMap<String, usize> = BTreeMap::new();
     for i in 0..2 {
-        let (_, ops) = split(&gen_log(&spec, &["--threads", "3", "--segment", &format!("{i}/2")], &[]));
+        let (_, ops) = split(&gen_log(
+            &spec,
+            &["--threads", "3", "--segment", &format!("{i}/2")],
+            &[],
+        ));
         for (l, n) in ops {
             *halves.entry(l).or_insert(0) += n;
         }
@@ -190,7 +194,10 @@ fn lua_segments_run_one_processs_operations_and_insert_its_keys() {
     assert_eq!(counts.values().sum::<u64>(), 3001);
     let (one_keys, seg_keys) = (stored_keys(&d.path().join("one")), stored_keys(&d.path().join("segs")));
     assert!(one_keys.len() > 1000, "{} keys", one_keys.len());
-    assert_eq!(seg_keys, one_keys, "the segments' stores together hold the one store's keys");
+    assert_eq!(
+        seg_keys, one_keys,
+        "the segments' stores together hold the one store's keys"
+    );
 }
 
 /// Every interval of every log under `dir/hdr`, merged per tag.
@@ -254,7 +261,11 @@ fn merge_and_check(dirs: &[PathBuf], out: &Path) -> Value {
         }
     }
     assert_eq!(kind_counts(&merged), want, "merged counts are the sum");
-    let sum = |field: &str| segs.iter().map(|s| s["points"][0][field].as_u64().unwrap()).sum::<u64>();
+    let sum = |field: &str| {
+        segs.iter()
+            .map(|s| s["points"][0][field].as_u64().unwrap())
+            .sum::<u64>()
+    };
     assert_eq!(merged["points"][0]["errors"].as_u64(), Some(sum("errors")));
     let units = |d: &Value| d["points"][0]["repeats"][0]["units"].as_u64().unwrap();
     assert_eq!(units(&merged), segs.iter().map(units).sum::<u64>());
@@ -273,10 +284,7 @@ fn merge_and_check(dirs: &[PathBuf], out: &Path) -> Value {
         }
     }
     let mine = hlog_tags(out);
-    assert_eq!(
-        mine.keys().collect::<Vec<_>>(),
-        independent.keys().collect::<Vec<_>>()
-    );
+    assert_eq!(mine.keys().collect::<Vec<_>>(), independent.keys().collect::<Vec<_>>());
     for (tag, h) in &independent {
         assert_eq!(buckets(&mine[tag]), buckets(h), "tag {tag}");
     }
@@ -290,7 +298,11 @@ fn merge_and_check(dirs: &[PathBuf], out: &Path) -> Value {
                 a.add(h).unwrap();
                 a
             });
-        assert_eq!(op["percentiles_ns"]["p99"].as_u64(), Some(h.value_at_quantile(0.99)), "{name}");
+        assert_eq!(
+            op["percentiles_ns"]["p99"].as_u64(),
+            Some(h.value_at_quantile(0.99)),
+            "{name}"
+        );
     }
     let table = std::fs::read_to_string(out.join("segments.tsv")).unwrap();
     assert_eq!(table.lines().count(), 1 + dirs.len() + 1, "{table}");
@@ -357,7 +369,13 @@ fn merge_is_exact_and_refuses_what_does_not_belong_together() {
     let o = merge(&[&dirs[0], odd, &dirs[2]], "seed");
     failed_with(&o, 2, &["run.seed", &odd.display().to_string()]);
     let whole = d.path().join("whole");
-    ok(&kvmark(&["--ops", "100", "--report-dir", whole.to_str().unwrap(), &mixed]));
+    ok(&kvmark(&[
+        "--ops",
+        "100",
+        "--report-dir",
+        whole.to_str().unwrap(),
+        &mixed,
+    ]));
     let o = merge(&[&report_dirs(&whole)[0]], "whole-out");
     failed_with(&o, 2, &["not a segment's report"]);
     let o = merge(&[&dirs[0], &dirs[1], &dirs[2]], "merged");
@@ -369,7 +387,10 @@ fn segment_flags_are_checked() {
     let mixed = bundled("mixed.lua");
     let o = kvmark_env(&[("SLURM_PROCID", "2")], &["--segment", "auto", "--ops", "10", &mixed]);
     failed_with(&o, 2, &["SLURM_NTASKS is not"]);
-    let o = kvmark_env(&[("JOB_COMPLETION_INDEX", "0")], &["--segment", "auto", "--ops", "10", &mixed]);
+    let o = kvmark_env(
+        &[("JOB_COMPLETION_INDEX", "0")],
+        &["--segment", "auto", "--ops", "10", &mixed],
+    );
     failed_with(&o, 2, &["--segment-count"]);
     let o = kvmark(&["--start-at", "2099-01-01T00:00:00Z", "--ops", "10", &mixed]);
     failed_with(&o, 2, &["more than a day"]);
@@ -393,14 +414,23 @@ fn segment_flags_are_checked() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("has passed"));
     let doc = read_json(&json);
     let scale = &doc["run"]["scale"];
-    assert_eq!((scale["segment"].as_u64(), scale["segments"].as_u64()), (Some(1), Some(2)));
+    assert_eq!(
+        (scale["segment"].as_u64(), scale["segments"].as_u64()),
+        (Some(1), Some(2))
+    );
     assert_eq!(scale["start_at_unix_ns"].as_u64(), Some(1_000_000_000_000_000_000));
     assert!(scale["clock_sync"].as_str().unwrap().starts_with("kernel: "));
     assert!(!scale["host"].as_str().unwrap().is_empty());
     let phase = &doc["points"][0]["repeats"][0]["phases"][0];
-    let (start, end) = (phase["start_unix_ns"].as_u64().unwrap(), phase["end_unix_ns"].as_u64().unwrap());
+    let (start, end) = (
+        phase["start_unix_ns"].as_u64().unwrap(),
+        phase["end_unix_ns"].as_u64().unwrap(),
+    );
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64;
-    assert!(start <= end && end <= now && now - start < 120_000_000_000, "{start} {end} {now}");
+    assert!(
+        start <= end && end <= now && now - start < 120_000_000_000,
+        "{start} {end} {now}"
+    );
 }
 
 /// `mpirun`, or None (said on stderr) where Open MPI is not installed and servers are
@@ -458,7 +488,14 @@ fn mpirun_starts_three_segments_against_redis_and_they_merge_exactly() {
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .env("KVMARK_REDIS_URL", &url)
         .arg(env!("CARGO_BIN_EXE_kvmark"))
-        .args(["--segment", "auto", "--start-at", &start, "--report-dir", parent.to_str().unwrap()])
+        .args([
+            "--segment",
+            "auto",
+            "--start-at",
+            &start,
+            "--report-dir",
+            parent.to_str().unwrap(),
+        ])
         .args(bench)
         .arg(&wl)
         .current_dir(root());
@@ -468,7 +505,11 @@ fn mpirun_starts_three_segments_against_redis_and_they_merge_exactly() {
     assert_eq!(dirs.len(), 3, "one report directory per segment");
     let indexes: BTreeSet<u64> = dirs
         .iter()
-        .map(|d| read_json(&d.join("results.json"))["run"]["scale"]["segment"].as_u64().unwrap())
+        .map(|d| {
+            read_json(&d.join("results.json"))["run"]["scale"]["segment"]
+                .as_u64()
+                .unwrap()
+        })
         .collect();
     assert_eq!(indexes, BTreeSet::from([0, 1, 2]), "mpirun's ranks are the segments");
     let merged = merge_and_check(&dirs, &d.path().join("merged"));
@@ -506,10 +547,7 @@ fn the_indexed_job_manifest_runs_n_segments() {
     let docs: Vec<serde_yaml::Value> = serde_yaml::Deserializer::from_str(&text)
         .map(|d| serde::Deserialize::deserialize(d).unwrap())
         .collect();
-    let job = docs
-        .iter()
-        .find(|d| d["kind"].as_str() == Some("Job"))
-        .expect("a Job");
+    let job = docs.iter().find(|d| d["kind"].as_str() == Some("Job")).expect("a Job");
     let spec = &job["spec"];
     assert_eq!(spec["completionMode"].as_str(), Some("Indexed"));
     let n = spec["completions"].as_u64().expect("completions");
@@ -545,14 +583,16 @@ fn the_indexed_job_manifest_runs_n_segments() {
         .map(|i| words[i + 1].clone())
         .or(count_env)
         .expect("the segment count, by flag or KVMARK_SEGMENT_COUNT");
-    assert_eq!(count.parse::<u64>().unwrap(), n, "the segment count is the Job's completions");
+    assert_eq!(
+        count.parse::<u64>().unwrap(),
+        n,
+        "the segment count is the Job's completions"
+    );
     assert!(words.iter().any(|w| w == "--start-at"), "{words:?}");
     let dir = after("--report-dir");
     let mounts = container["volumeMounts"].as_sequence().unwrap();
     assert!(
-        mounts
-            .iter()
-            .any(|m| dir.starts_with(m["mountPath"].as_str().unwrap())),
+        mounts.iter().any(|m| dir.starts_with(m["mountPath"].as_str().unwrap())),
         "--report-dir {dir} is on a mounted volume"
     );
     assert!(pod["volumes"].as_sequence().is_some_and(|v| !v.is_empty()));

@@ -159,7 +159,12 @@ pub(super) fn parse_tag(tag: &str) -> Option<(&str, OpKind, bool)> {
 /// Point `p` of every segment as one point: the key with every segment's threads,
 /// repeats whose phases span the segments' measured intervals, and recorders whose
 /// histograms are merged from the logs and whose counters are summed.
-pub(super) fn merge_point(segs: &[SegmentDir], p: usize, key: PointKey, totals: &Totals) -> Result<PointResult, String> {
+pub(super) fn merge_point(
+    segs: &[SegmentDir],
+    p: usize,
+    key: PointKey,
+    totals: &Totals,
+) -> Result<PointResult, String> {
     let status = point_status(segs, p);
     let repeats = merge_repeats(segs, p);
     let phase_names = phase_names(segs, p);
@@ -204,8 +209,7 @@ pub(super) fn point_key(segs: &[SegmentDir], p: usize) -> PointKey {
 
 /// The worst status of the point over the segments: a failure names its segment.
 fn point_status(segs: &[SegmentDir], p: usize) -> PointStatus {
-    segs
-        .iter()
+    segs.iter()
         .find_map(|s| {
             let pt = &s.doc["points"][p];
             match pt["status"].as_str() {
@@ -303,7 +307,10 @@ fn merge_phase(segs: &[SegmentDir], p: usize, j: usize, name: &str, totals: &Tot
     let mut kinds: Vec<OpKind> = Vec::new();
     let tag_phase = name.replace([' ', ',', '\r', '\n'], "_");
     for (si, s) in segs.iter().enumerate() {
-        let ops = s.doc["points"][p]["phases"][j]["ops"].as_array().cloned().unwrap_or_default();
+        let ops = s.doc["points"][p]["phases"][j]["ops"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         for op in &ops {
             let op_name = text(&op["op"]);
             let Some(kind) = OpKind::from_name(&op_name) else {
@@ -313,7 +320,10 @@ fn merge_phase(segs: &[SegmentDir], p: usize, j: usize, name: &str, totals: &Tot
                 ));
             };
             let counted = uint(&op["count"]);
-            let logged = totals.counts[si].get(&(tag_phase.clone(), kind, false)).copied().unwrap_or(0);
+            let logged = totals.counts[si]
+                .get(&(tag_phase.clone(), kind, false))
+                .copied()
+                .unwrap_or(0);
             if counted != logged {
                 return Err(format!(
                     "{}: point {} phase {name}: results.json counts {counted} {op_name} calls but the histogram log \

@@ -75,7 +75,8 @@ impl SegmentDir {
                 at(RESULTS_JSON)
             )
         })?;
-        let doc: Value = serde_json::from_str(&text).map_err(|e| format!("{}: not valid JSON: {e}", at(RESULTS_JSON)))?;
+        let doc: Value =
+            serde_json::from_str(&text).map_err(|e| format!("{}: not valid JSON: {e}", at(RESULTS_JSON)))?;
         let scale = doc.pointer("/run/scale").filter(|s| !s.is_null()).ok_or_else(|| {
             format!(
                 "{}: not a segment's report (its run has no scale section); run each segment with --segment",
@@ -90,7 +91,11 @@ impl SegmentDir {
                 .ok_or_else(|| format!("{}: run.scale.{key} is missing", at(RESULTS_JSON)))
         };
         let (index, count) = (num("segment")?, num("segments")?);
-        let host = scale.get("host").and_then(Value::as_str).unwrap_or("unknown").to_string();
+        let host = scale
+            .get("host")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown")
+            .to_string();
         let points = doc.get("points").and_then(Value::as_array).map_or(0, Vec::len);
         let mut hlogs = vec![None; points];
         if let Ok(entries) = std::fs::read_dir(path.join(HDR_DIR)) {
@@ -124,16 +129,11 @@ impl SegmentDir {
         let lines = match &self.hlogs[p] {
             Some(path) => Some((
                 path.clone(),
-                BufReader::new(File::open(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?)
-                    .lines(),
+                BufReader::new(File::open(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?).lines(),
             )),
             None => None,
         };
-        Ok(Intervals {
-            lines,
-            base: 0.0,
-            n: 0,
-        })
+        Ok(Intervals { lines, base: 0.0, n: 0 })
     }
 
     /// The timeline rows of measurement `seq`, in order.
@@ -146,8 +146,8 @@ impl SegmentDir {
                 n: 1,
             });
         };
-        let mut lines = BufReader::new(File::open(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?)
-            .lines();
+        let mut lines =
+            BufReader::new(File::open(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?).lines();
         let header = lines
             .next()
             .transpose()
@@ -155,7 +155,16 @@ impl SegmentDir {
             .unwrap_or_default();
         let header: Vec<&str> = header.split('\t').collect();
         let mut cols = [0; 8];
-        let names = ["measurement", "repeat", "phase", "metric", "value", "unix_s", "interval_s", "elapsed_s"];
+        let names = [
+            "measurement",
+            "repeat",
+            "phase",
+            "metric",
+            "value",
+            "unix_s",
+            "interval_s",
+            "elapsed_s",
+        ];
         for (c, name) in cols.iter_mut().zip(names) {
             *c = header.iter().position(|h| *h == name).ok_or_else(|| {
                 format!(
@@ -192,7 +201,11 @@ impl Iterator for Intervals {
                 Err(e) => return Some(Err(format!("{}: {e}", path.display()))),
             };
             if let Some(rest) = line.strip_prefix("#[BaseTime: ") {
-                self.base = rest.split_whitespace().next().and_then(|t| t.parse().ok()).unwrap_or(0.0);
+                self.base = rest
+                    .split_whitespace()
+                    .next()
+                    .and_then(|t| t.parse().ok())
+                    .unwrap_or(0.0);
                 continue;
             }
             if line.starts_with('#') || line.starts_with('"') || line.trim().is_empty() {
@@ -202,7 +215,13 @@ impl Iterator for Intervals {
             let (tag, rest) = match line.strip_prefix("Tag=") {
                 Some(r) => match r.split_once(',') {
                     Some((t, rest)) => (t.to_string(), rest),
-                    None => return Some(Err(format!("{}: line {}: no interval after the tag", path.display(), self.n))),
+                    None => {
+                        return Some(Err(format!(
+                            "{}: line {}: no interval after the tag",
+                            path.display(),
+                            self.n
+                        )));
+                    }
                 },
                 None => (String::new(), line.as_str()),
             };

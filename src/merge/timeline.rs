@@ -82,9 +82,11 @@ impl Source {
         match self.intervals.peek() {
             None => Ok(None),
             Some(Err(e)) => Err(e.clone()),
-            Some(Ok(i)) => Ok(Some(grid.slot(i.start_unix + i.length).unwrap_or_else(|| {
-                if last == Some(i.start_unix) { step } else { step + 1 }
-            }))),
+            Some(Ok(i)) => {
+                Ok(Some(grid.slot(i.start_unix + i.length).unwrap_or_else(|| {
+                    if last == Some(i.start_unix) { step } else { step + 1 }
+                })))
+            }
         }
     }
 
@@ -118,7 +120,10 @@ pub(super) fn stream_point(
     sink: &dyn Observer,
 ) -> Result<Totals, String> {
     let seq = p + 1;
-    let period = segs[0].doc.pointer("/run/timeline_s").and_then(serde_json::Value::as_f64);
+    let period = segs[0]
+        .doc
+        .pointer("/run/timeline_s")
+        .and_then(serde_json::Value::as_f64);
     let mut sources: Vec<Source> = segs
         .iter()
         .map(|s| {
@@ -155,7 +160,10 @@ pub(super) fn stream_point(
     loop {
         let mut next: Option<i64> = None;
         for s in sources.iter_mut() {
-            for slot in [s.next_interval_slot(&grid)?, s.next_row_slot(&grid)?].into_iter().flatten() {
+            for slot in [s.next_interval_slot(&grid)?, s.next_row_slot(&grid)?]
+                .into_iter()
+                .flatten()
+            {
                 next = Some(next.map_or(slot, |n| n.min(slot)));
             }
         }
@@ -234,11 +242,7 @@ pub(super) fn stream_point(
 }
 
 /// The bucket of `phase` in `filled`, made when it is the first of its phase.
-fn filled_or<'b>(
-    filled: &'b mut Vec<Bucket>,
-    phase: &str,
-    spare: &mut Vec<Recorder>,
-) -> &'b mut Bucket {
+fn filled_or<'b>(filled: &'b mut Vec<Bucket>, phase: &str, spare: &mut Vec<Recorder>) -> &'b mut Bucket {
     let i = match filled.iter().position(|b| b.phase == phase) {
         Some(i) => i,
         None => {

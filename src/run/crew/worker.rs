@@ -58,6 +58,7 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>) {
                 batch: crew.batch,
                 thread: crew.global(t),
                 threads: crew.all_workers(),
+                local_threads: crew.workers(),
                 sweep: crew.sweep.clone(),
             };
             crew.workload.program(&ctx, kv).map_err(|e| e.to_string())

@@ -223,7 +223,6 @@ fn generate_threads(req: &GenRequest<'_>, wl: &SpecWorkload) -> Result<GenSummar
         .flat_map(|s| &s.groups)
         .map(|g| g.ops.iter().map(|o| o.count).collect())
         .collect();
-    let phases = streams[0].phase_count();
     let bar = ProgressBar::hidden();
     let mut summary = GenSummary {
         ops: 0,
@@ -231,13 +230,13 @@ fn generate_threads(req: &GenRequest<'_>, wl: &SpecWorkload) -> Result<GenSummar
         expired: 0,
     };
     let result = (|| -> Result<(), GenError> {
-        for phase in 0..phases {
+        for (phase, counts) in groups.iter().enumerate() {
             if !req.plain {
                 oplog::write_phase(&mut out, streams[0].phase_name(phase)).map_err(write_err)?;
             }
             for (i, stream) in streams.iter_mut().enumerate() {
                 stream.enter(phase).map_err(GenError::Failed)?;
-                let pass = thread_counts(&groups[phase], t.first + i, t.of).iter().sum();
+                let pass = thread_counts(counts, t.first + i, t.of).iter().sum();
                 summary.ops += write_units(stream, &mut out, pass, &bar, &write_err)?;
             }
         }
