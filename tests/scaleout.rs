@@ -141,7 +141,7 @@ fn stored_keys(data: &Path) -> Vec<Vec<u8>> {
         session
             .scan(b"", &[0xff; 16], 0, &mut |k, _| {
                 keys.push(k.to_vec());
-                true
+                false
             })
             .unwrap();
         drop(session);
@@ -471,8 +471,6 @@ fn mpirun_starts_three_segments_against_redis_and_they_merge_exactly() {
     let bench = [
         "--backend",
         "redis",
-        "--threads",
-        "2",
         "--ops",
         "6000",
         "--items",
@@ -493,6 +491,8 @@ fn mpirun_starts_three_segments_against_redis_and_they_merge_exactly() {
             "auto",
             "--start-at",
             &start,
+            "--threads",
+            "2",
             "--report-dir",
             parent.to_str().unwrap(),
         ])
