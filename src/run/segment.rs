@@ -271,7 +271,7 @@ mod tests {
         let now = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
         let (at, passed) = parse_start_at("1800000060.5", now).unwrap();
         assert_eq!((unix_ns(at), passed), (1_800_000_060_500_000_000, false));
-        let (at, _) = parse_start_at("2027-01-15T08:00:30+01:00", now).unwrap();
+        let (at, _) = parse_start_at("2027-01-15T09:00:30+01:00", now).unwrap();
         assert_eq!(unix_ns(at), 1_800_000_030_000_000_000);
         assert!(parse_start_at("1799999000", now).unwrap().1, "a passed time is flagged");
         assert!(
