@@ -6,13 +6,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::cli::{Cli, Command, GenArgs, PlotArgs, RunArgs};
+use crate::cli::{Cli, Command, GenArgs, MergeArgs, PlotArgs, RunArgs};
 use crate::engine::net::mask_password;
 use crate::plot::{self, PlotError};
 use crate::report::RunInfo;
 use crate::report::setup::{self, SamplerUse};
 use crate::run::{self, Plan};
-use crate::workload::spec::emit::{self, GenError, GenRequest};
+use crate::workload::spec::emit::{self, GenError, GenRequest, ThreadSlice};
 use crate::workload::{Workload, WorkloadError, replay};
 use crate::{config, engine, probe};
 
@@ -35,17 +35,39 @@ pub fn main(cli: Cli) -> ExitCode {
         Some(Command::Gen(args)) => ExitCode::from(generate(&args)),
         Some(Command::Replay(args)) => ExitCode::from(run_benchmark_with(*args, |path, _| replay::open_workload(path))),
         Some(Command::Plot(args)) => ExitCode::from(plot_dirs(&args)),
+        Some(Command::Merge(args)) => ExitCode::from(merge_dirs(&args)),
         None => ExitCode::from(run_benchmark(cli.run)),
     }
 }
 
 /// `kvmark gen`.
 fn generate(args: &GenArgs) -> u8 {
+    let env = |name: &str| std::env::var(name).ok();
+    let segment = match &args.segment {
+        Some(text) => match run::segment::Segment::parse(text, args.segment_count, &env) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("kvmark: error: {e}");
+                return EXIT_USAGE;
+            }
+        },
+        None => run::segment::Segment::WHOLE,
+    };
+    let threads = args.threads.unwrap_or(1);
+    if threads == 0 {
+        eprintln!("kvmark: error: --threads 0: give at least 1");
+        return EXIT_USAGE;
+    }
     let req = GenRequest {
         spec: &args.spec,
         output: &args.output,
         seed: args.seed.unwrap_or(crate::cli::DEFAULT_SEED),
         plain: args.plain,
+        threads: ThreadSlice {
+            first: segment.worker(0, threads),
+            count: threads,
+            of: segment.workers(threads),
+        },
     };
     match emit::generate(&req) {
         Ok(_) => EXIT_OK,
@@ -59,6 +81,33 @@ fn generate(args: &GenArgs) -> u8 {
         }
         Err(GenError::Closed) => EXIT_OK,
     }
+}
+
+/// `kvmark merge`: one report directory from a scaled-out run's segments, with its
+/// report page. Exit 1 when a point failed in some segment, 2 for directories that do
+/// not belong together.
+fn merge_dirs(args: &MergeArgs) -> u8 {
+    let merged = match crate::merge::merge(&args.dirs, &args.out) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("kvmark merge: error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    for w in &merged.warnings {
+        eprintln!("kvmark merge: warning: {w}");
+    }
+    print!("{}", merged.table);
+    let mut status = if merged.bad_points > 0 { EXIT_FAILED } else { EXIT_OK };
+    match plot::after_run(&merged.dir, false) {
+        Ok(o) => o.notes.iter().for_each(|n| eprintln!("kvmark merge: warning: {n}")),
+        Err(e) => {
+            eprintln!("kvmark merge: error: the report page: {e}");
+            status = EXIT_FAILED;
+        }
+    }
+    eprintln!("kvmark merge: the merged report is in {}", merged.dir.display());
+    status
 }
 
 /// `kvmark plot`: figures (and the report with `--html`) from result directories.
@@ -410,5 +459,12 @@ pub fn run_info(plan: &Plan) -> RunInfo {
         arrival: plan.arrival,
         warmup: plan.warmup,
         slo: plan.slo.clone().map(|s| (s, plan.slo_secs)),
+        scale: (plan.segment.is_part() || plan.start_at.is_some()).then(|| crate::report::ScaleInfo {
+            segment: plan.segment,
+            start_at_unix_ns: plan.start_at.map(crate::run::segment::unix_ns),
+            host: probe::system::hostname().unwrap_or_else(|| "unknown".to_string()),
+            clock_sync: probe::clocksync::clock_sync(),
+            shared_tag: plan.shared_tag(),
+        }),
     }
 }

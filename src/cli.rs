@@ -5,8 +5,9 @@ pub mod args;
 pub mod epochs;
 mod parse;
 pub mod plan;
+mod scale;
 
-pub use self::args::{Cli, Command, GenArgs, PlotArgs, RunArgs};
+pub use self::args::{Cli, Command, GenArgs, MergeArgs, PlotArgs, RunArgs};
 pub use self::parse::{ParseError, parse_from};
 pub use self::plan::{
     DEFAULT_ITEMS, DEFAULT_OPS, DEFAULT_SEED, DEFAULT_SLO_SECS, DEFAULT_USERS, MAX_TIMELINE, MIN_TIMELINE, Opener,

@@ -19,6 +19,7 @@ pub mod clock;
 pub mod config;
 pub mod engine;
 pub mod kv;
+pub mod merge;
 pub mod metrics;
 pub mod plot;
 pub mod probe;

@@ -33,8 +33,9 @@ const LAYERS: &[&[&str]] = &[
     &["run"],
     // Sinks turning results and samples into output.
     &["report"],
-    // Figures and the HTML report from a result directory.
-    &["plot"],
+    // Figures and the HTML report from a result directory; a scaled-out run's
+    // segment directories merged into one.
+    &["plot", "merge"],
     // Flags, config files and the plan built from them.
     &["cli", "config"],
     // Subcommand dispatch.

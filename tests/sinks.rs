@@ -68,6 +68,7 @@ fn responses(rec: &mut Recorder, kind: OpKind, n: u64, base: u64, queue: u64) {
 fn phase(name: &str, units: u64, prim_ops: u64, wall_ns: u64, bytes: u64) -> PhaseRun {
     PhaseRun {
         name: name.to_string(),
+        start_unix_ns: 0,
         wall_ns,
         units,
         prim_ops,
@@ -344,6 +345,7 @@ fn run_info() -> RunInfo {
         timeline: Some(0.5),
         data_dir: Some(PathBuf::from("/data/kvmark")),
         started_unix: T0,
+        scale: None,
         command: ["kvmark", "--ops", "1000", "--timeline", "0.5", "workloads/mixed.lua"]
             .map(String::from)
             .to_vec(),

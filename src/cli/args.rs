@@ -63,6 +63,22 @@ pub enum Command {
     /// Draw figures (PNG, SVG or PDF) and the interactive HTML report from result
     /// directories written by --report-dir; several directories overlay.
     Plot(PlotArgs),
+    /// Merge the report directories of a scaled-out run's segments (--segment) into
+    /// one, exactly: histograms merged from the logs, counts summed, timelines aligned
+    /// by absolute time, and a per-segment table beside the merge.
+    Merge(MergeArgs),
+}
+
+/// Flags of `kvmark merge`.
+#[derive(Debug, Args, Clone)]
+pub struct MergeArgs {
+    /// The segments' report directories (written by --report-dir), one per segment.
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
+
+    /// The merged report directory to write (new, or empty).
+    #[arg(short, long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 /// Flags of `kvmark plot`.
@@ -110,6 +126,21 @@ pub struct GenArgs {
     /// operation lines.
     #[arg(long)]
     pub plain: bool,
+
+    /// Write the streams of this many threads (each phase: every thread's operations
+    /// in thread order), as a run with --threads N performs them. [default: 1]
+    #[arg(long, value_name = "N", value_parser = thread_count)]
+    pub threads: Option<usize>,
+
+    /// Write only segment I of N's threads (I/N, or auto as for a run): the
+    /// segments' logs together hold exactly the lines of one log of N x threads.
+    #[arg(long, value_name = "I/N|auto")]
+    pub segment: Option<String>,
+
+    /// The segment count for `--segment auto` under a launcher that gives only the
+    /// index.
+    #[arg(long, value_name = "N", value_parser = whole::<usize>)]
+    pub segment_count: Option<usize>,
 }
 
 /// Flags of a benchmark run. Every value is optional here so that a config file can
@@ -357,6 +388,23 @@ pub struct RunArgs {
     /// Switch --verify off (overrides a config file).
     #[arg(long, overrides_with = "verify")]
     pub no_verify: bool,
+    /// Scale-out: run segment I of N (0-based, as I/N), or `auto` to take I and N from
+    /// the launcher (mpirun, srun, a PMI launcher, a Kubernetes Indexed Job). N
+    /// segments of T threads do exactly what one process of N x T threads does; `kvmark
+    /// merge` makes their report directories one.
+    #[arg(long, value_name = "I/N|auto")]
+    pub segment: Option<String>,
+
+    /// The segment count for `--segment auto` under a launcher that gives only the
+    /// index (a Kubernetes Indexed Job); KVMARK_SEGMENT_COUNT says it too.
+    #[arg(long, value_name = "N", value_parser = whole::<usize>)]
+    pub segment_count: Option<usize>,
+
+    /// Start the first timed phase at this absolute time (RFC 3339 such as
+    /// 2026-11-25T21:00:00Z, or Unix seconds), so every segment measures together; the
+    /// load runs before it.
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<String>,
 
     /// Engine options from a config file's engine sections (the command line's
     /// --engine-opt overrides them key by key).

@@ -267,6 +267,7 @@ impl RunArgs {
             Some(list) => ProbeSet::parse(list).map_err(|e| self.refused_flag("probe", e))?,
             None => ProbeSet::ALL,
         };
+        let (segment, start_at) = self.scale_out(&engines, &epochs, &open_loop.slo)?;
         let workloads = open_workloads_with(&self.workloads, open)?;
         epochs::check(&epochs, &workloads, seed_once, &open_loop.refused_by_epochs())?;
         let verify = self.verify && !self.no_verify;
@@ -320,6 +321,8 @@ impl RunArgs {
             max_value_bytes,
             epochs,
             verify,
+            segment,
+            start_at,
         })
     }
 

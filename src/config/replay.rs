@@ -82,6 +82,11 @@ pub fn render(plan: &Plan, outputs: &Outputs) -> Result<String, String> {
         put("slo_secs", plan.slo_secs.to_string())?;
     }
     put("auto_plot", outputs.auto_plot.to_string())?;
+    // A segment replays as the same segment (its shares and random streams); the
+    // common start has passed, so a new one is given on the command line.
+    if plan.segment.is_part() {
+        put("segment", plan.segment.label())?;
+    }
     let ep = &plan.epochs;
     if let Some(n) = ep.count {
         put("epochs", n.to_string())?;

@@ -147,16 +147,28 @@ pub fn fresh_namespace(engine: &str) -> String {
             .map_or(0, |d| d.subsec_nanos() ^ (d.as_secs() as u32));
         nanos ^ std::process::id().rotate_left(16)
     });
-    let engine: String = engine
-        .chars()
+    let n = NEXT_NAMESPACE.fetch_add(1, Ordering::Relaxed);
+    format!("kvmark_{}_{}_{nonce:08x}_{n}", identifier(engine), std::process::id())
+}
+
+/// The namespace every segment of a scaled-out run shares for its store number n (the
+/// segments open their stores in the same order): `kvmark_ENGINE_TAG_N`, where the tag
+/// names the run (`crate::run::segment`). Same form as [`fresh_namespace`].
+pub fn shared_namespace(engine: &str, tag: &str) -> String {
+    let n = NEXT_NAMESPACE.fetch_add(1, Ordering::Relaxed);
+    format!("kvmark_{}_{}_{n}", identifier(engine), identifier(tag))
+}
+
+/// `name` as identifier characters: lower-case letters, digits and underscores, at
+/// most 12.
+fn identifier(name: &str) -> String {
+    name.chars()
         .map(|c| match c.to_ascii_lowercase() {
             c @ ('a'..='z' | '0'..='9') => c,
             _ => '_',
         })
         .take(12)
-        .collect();
-    let n = NEXT_NAMESPACE.fetch_add(1, Ordering::Relaxed);
-    format!("kvmark_{engine}_{}_{nonce:08x}_{n}", std::process::id())
+        .collect()
 }
 
 /// The environment variable that says the test servers are running (CI sets it to
@@ -297,6 +309,8 @@ mod tests {
         assert_ne!(a, b);
         assert!(a.starts_with("kvmark_redis_7_"), "{a}");
         assert!(a.len() <= 63, "{a}");
+        let s = shared_namespace("redis", "s3_0123abcd");
+        assert!(s.starts_with("kvmark_redis_s3_0123abcd_"), "{s}");
         assert!(
             a.chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),

@@ -3,6 +3,7 @@
 //! system probe is also sampled live for the timeline ([`live`]).
 
 pub mod build;
+pub mod clocksync;
 pub mod device;
 pub mod du;
 pub mod live;

@@ -39,7 +39,8 @@ fn unknown() -> String {
     "unknown".to_string()
 }
 
-fn hostname() -> Option<String> {
+/// The host name (gethostname), if the system gives one.
+pub fn hostname() -> Option<String> {
     let mut buf = [0u8; 256];
     // SAFETY: the buffer is valid for its length; gethostname NUL-terminates on success
     // when the name fits, and the last byte stays 0 otherwise.

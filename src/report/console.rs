@@ -61,6 +61,18 @@ impl Sink for Console {
             ),
         };
         writeln!(self.out, "threads: {}{connections}  batch: {batch}", threads.join(","))?;
+        if let Some(s) = &info.scale {
+            writeln!(
+                self.out,
+                "segment: {} on {}{}  clock: {}",
+                s.segment.label(),
+                s.host,
+                s.start_at_unix_ns
+                    .map(|ns| format!("  start at: {:.3} (Unix s)", ns as f64 / 1e9))
+                    .unwrap_or_default(),
+                s.clock_sync
+            )?;
+        }
         openloop::header(&mut self.out, info)?;
         for probe in &info.probes {
             writeln!(self.out, "[probe: {}]", probe.name)?;

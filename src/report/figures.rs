@@ -73,6 +73,7 @@ mod tests {
     fn phase(name: &str, units: u64, wall_ns: u64) -> PhaseRun {
         PhaseRun {
             name: name.to_string(),
+            start_unix_ns: 0,
             wall_ns,
             units,
             prim_ops: units,

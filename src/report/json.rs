@@ -206,6 +206,8 @@ fn repeat(r: &RepeatRun) -> Value {
         .map(|p| {
             json!({
                 "name": p.name,
+                "start_unix_ns": p.start_unix_ns,
+                "end_unix_ns": p.start_unix_ns + p.wall_ns,
                 "wall_s": p.wall_ns as f64 / 1e9,
                 "units": p.units,
                 "prim_ops": p.prim_ops,
@@ -313,6 +315,14 @@ pub fn run_info(info: &RunInfo) -> Value {
         "arrival": (!info.rates.is_empty() || info.slo.is_some()).then(|| info.arrival.name()),
         "warmup_s": info.warmup.map(|w| w.as_secs_f64()),
         "slo": info.slo.as_ref().map(|(s, secs)| json!({ "objective": s.text, "probe_secs": secs })),
+        "scale": info.scale.as_ref().map(|s| json!({
+            "segment": s.segment.index,
+            "segments": s.segment.count,
+            "start_at_unix_ns": s.start_at_unix_ns,
+            "host": s.host,
+            "clock_sync": s.clock_sync,
+            "shared_tag": s.shared_tag,
+        })),
     })
 }
 

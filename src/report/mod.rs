@@ -29,6 +29,7 @@ use crate::result::PointResult;
 use crate::result::RunOutcome;
 use crate::result::slo::Slo;
 use crate::run::observer::{Observer, Sample};
+use crate::run::segment::Segment;
 use crate::workload::Budget;
 
 /// What a run is, for report headers.
@@ -82,6 +83,25 @@ pub struct RunInfo {
     pub warmup: Option<Duration>,
     /// The SLO searched for, if any, and the seconds per probe.
     pub slo: Option<(Slo, f64)>,
+    /// A segment of a scaled-out run, or a run with a common start: where and when.
+    pub scale: Option<ScaleInfo>,
+}
+
+/// What a segment of a scaled-out run records so `kvmark merge` can make the
+/// segments one and show each beside the merge.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScaleInfo {
+    /// Which segment.
+    pub segment: Segment,
+    /// `--start-at`, Unix time in nanoseconds.
+    pub start_at_unix_ns: Option<u64>,
+    /// The host it ran on.
+    pub host: String,
+    /// The clock's synchronisation state when the run started.
+    pub clock_sync: String,
+    /// The tag of the server namespaces the segments share (`kvmark_ENGINE_TAG_N`),
+    /// for a scaled-out run.
+    pub shared_tag: Option<String>,
 }
 
 /// A report destination.

@@ -103,6 +103,14 @@ pub fn open(outputs: &Outputs, replay: &str) -> Result<Opened, String> {
         return Ok(Opened { reporter, dir: None });
     };
     let dir = bundle::create(parent).map_err(|e| format!("--report-dir: {e}"))?;
+    open_bundle(dir, replay)
+}
+
+/// Opens every sink's bundle file in `dir` (which exists), after writing `replay`
+/// there; the console also goes to stdout. `kvmark merge` writes its report
+/// directory this way too.
+pub fn open_bundle(dir: PathBuf, replay: &str) -> Result<Opened, String> {
+    let mut reporter = Reporter::new();
     let replay_path = dir.join(bundle::REPLAY_CNF);
     std::fs::write(&replay_path, replay).map_err(|e| format!("cannot write {}: {e}", replay_path.display()))?;
     // Each sink writes its bundle file; those that people read also go to stdout.

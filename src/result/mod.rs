@@ -139,6 +139,9 @@ impl LoadResult {
 pub struct PhaseRun {
     /// Phase name ("run" for Lua workloads).
     pub name: String,
+    /// When its measured time began, Unix time in nanoseconds (it ends `wall_ns`
+    /// later); 0 when unknown.
+    pub start_unix_ns: u64,
     /// Wall time from the common start to the last worker's end, nanoseconds.
     pub wall_ns: u64,
     /// Units (run() calls or spec operations) completed after the warm-up.

@@ -23,6 +23,7 @@ mod plan;
 pub mod progress;
 mod runner;
 pub mod sampler;
+pub mod segment;
 pub mod slo;
 pub mod store;
 

@@ -4,12 +4,13 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use crate::engine::{EngineError, EngineInfo, EngineOptions};
 use crate::kv::pace::{Arrival, Rate};
 use crate::probe::ProbeSet;
 use crate::result::slo::Slo;
+use crate::run::segment::Segment;
 use crate::workload::epochs::EpochFlags;
 use crate::workload::{Budget, Params, Workload};
 
@@ -67,9 +68,26 @@ pub struct Plan {
     pub epochs: EpochFlags,
     /// Check every read against what was acknowledged (`--verify`, `kv::verify`).
     pub verify: bool,
+    /// Which part of a scaled-out run this process is (`--segment`).
+    pub segment: Segment,
+    /// Every segment's first timed phase starts at this absolute time (`--start-at`).
+    pub start_at: Option<SystemTime>,
 }
 
 impl Plan {
+    /// A scaled-out run's name for what its segments share (a server engine's
+    /// namespace): the segment count, the seed and the common start, so the segments
+    /// of one run agree on it and another run's differ. None for a whole run.
+    pub fn shared_tag(&self) -> Option<String> {
+        if !self.segment.is_part() {
+            return None;
+        }
+        let start = self.start_at.map_or(0, crate::run::segment::unix_ns);
+        let mixed =
+            crate::workload::spec::strings::mix64(self.params.seed ^ crate::workload::spec::strings::mix64(start));
+        Some(format!("s{}_{:08x}", self.segment.count, mixed as u32))
+    }
+
     /// An engine's refusal to open, with where the option it refused was set (a
     /// config file's line or the flag). The engine's knob table names the option as
     /// data ([`OptionError`]), so a bad key or value is traced without matching text.

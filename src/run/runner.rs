@@ -99,6 +99,8 @@ impl Runner<'_> {
             settle: self.plan.settle,
             value_sizes: None,
             verify: store.verify.as_ref(),
+            segment: self.plan.segment,
+            start_at: None,
         }
     }
 
@@ -116,6 +118,12 @@ impl Runner<'_> {
                 seed: self.plan.params.seed,
             }),
             warmup: self.plan.warmup,
+            // Only the run's first measurement waits for the common start: later ones
+            // follow it in every segment alike.
+            start_at: self
+                .plan
+                .start_at
+                .filter(|_| sample_as.seq == 1 && sample_as.repeat == 1),
             ..self.crew(
                 store,
                 cell.threads,
@@ -144,6 +152,7 @@ impl Runner<'_> {
             self.plan.data_dir.as_deref(),
             self.plan.keep_data,
             self.plan.max_value_bytes,
+            self.plan.shared_tag().as_deref(),
         )
         .map_err(|e| self.plan.explain_open_error(self.engine, e))
         .map(|mut store| {
@@ -316,6 +325,7 @@ impl Runner<'_> {
                 point.phases[i].1.merge(&step.rec);
                 phase_runs.push(PhaseRun {
                     name: steps[i].name().to_string(),
+                    start_unix_ns: step.start_unix_ns,
                     wall_ns: step.wall_ns,
                     units: step.units,
                     prim_ops: step.rec.prim_ops(),

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::engine::storage::{fresh_dir, fresh_namespace, remove_store_dir};
+use crate::engine::storage::{fresh_dir, fresh_namespace, remove_store_dir, shared_namespace};
 use crate::engine::{EngineError, EngineInfo, EngineOptions, OpenRequest, StorageKind, Store, StorePlace};
 
 /// An open store and the place it owns.
@@ -48,13 +48,16 @@ impl OpenStore {
     /// Opens a fresh store of `engine`: a disk engine gets a new directory under
     /// `data_dir`, a server engine a new namespace name. Appends never grow a value
     /// past `max_value_bytes` (None: no cap). A refused option is traced to where it was
-    /// set by `run::Plan::explain_open_error`.
+    /// set by `run::Plan::explain_open_error`. `shared` is a scaled-out run's tag: a
+    /// server engine's store is then the namespace every segment shares, which no
+    /// segment removes (another may still be using it).
     pub fn open(
         engine: &EngineInfo,
         options: &EngineOptions,
         data_dir: Option<&Path>,
         keep: bool,
         max_value_bytes: Option<u64>,
+        shared: Option<&str>,
     ) -> Result<OpenStore, EngineError> {
         let place = match engine.storage {
             StorageKind::Memory => StorePlace::Memory,
@@ -72,8 +75,12 @@ impl OpenStore {
                 })?;
                 StorePlace::Dir(dir)
             }
-            StorageKind::Server(_) => StorePlace::Namespace(fresh_namespace(engine.name)),
+            StorageKind::Server(_) => match shared {
+                Some(tag) => StorePlace::Namespace(shared_namespace(engine.name, tag)),
+                None => StorePlace::Namespace(fresh_namespace(engine.name)),
+            },
         };
+        let keep = keep || (shared.is_some() && engine.storage.server().is_some());
         let owned = Owned {
             place,
             storage: engine.storage,
@@ -175,8 +182,8 @@ mod tests {
     #[test]
     fn a_server_engine_gets_a_fresh_namespace_dropped_after_close_unless_kept() {
         let o = EngineOptions::new();
-        let a = OpenStore::open(&TOY, &o, None, false, None).unwrap();
-        let b = OpenStore::open(&TOY, &o, None, false, None).unwrap();
+        let a = OpenStore::open(&TOY, &o, None, false, None, None).unwrap();
+        let b = OpenStore::open(&TOY, &o, None, false, None, None).unwrap();
         let (na, nb) = (namespace(&a), namespace(&b));
         assert_ne!(na, nb, "a fresh namespace per store");
         assert!(a.dir().is_none());
@@ -185,7 +192,7 @@ mod tests {
         assert!(!SERVER.lock().unwrap().contains(&na), "dropped after close");
         assert!(SERVER.lock().unwrap().contains(&nb), "another store's namespace stays");
         b.close().unwrap();
-        let kept = OpenStore::open(&TOY, &o, None, true, None).unwrap();
+        let kept = OpenStore::open(&TOY, &o, None, true, None, None).unwrap();
         let nk = namespace(&kept);
         kept.close().unwrap();
         assert!(SERVER.lock().unwrap().contains(&nk), "--keep-data keeps it");
@@ -195,12 +202,14 @@ mod tests {
     #[test]
     fn memory_needs_no_place_and_a_refused_option_stays_data() {
         let o = EngineOptions::new();
-        let mem = OpenStore::open(&skiplist::INFO, &o, None, false, None).unwrap();
+        let mem = OpenStore::open(&skiplist::INFO, &o, None, false, None, None).unwrap();
         assert_eq!(mem.place(), &StorePlace::Memory);
         mem.close().unwrap();
         let mut bad = EngineOptions::new();
         bad.set("nope", "1");
-        let e = OpenStore::open(&skiplist::INFO, &bad, None, false, None).err().unwrap();
+        let e = OpenStore::open(&skiplist::INFO, &bad, None, false, None, None)
+            .err()
+            .unwrap();
         let option = skiplist::INFO.validate(&bad).expect_err("the refused option, as data");
         assert_eq!(
             (option.engine.as_str(), option.key.as_deref()),

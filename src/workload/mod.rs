@@ -114,8 +114,12 @@ pub struct ThreadCtx {
     pub batch: usize,
     /// 0-based thread index.
     pub thread: usize,
-    /// Number of threads in this phase (seed threads for a loader).
+    /// Number of threads in this phase (seed threads for a loader); in a segment of a
+    /// scaled-out run, `thread` and `threads` count every segment's.
     pub threads: usize,
+    /// Threads of this process (`threads` but for the segments), which share its
+    /// memory.
+    pub local_threads: usize,
     /// The workload sweep's parameter and value at this point.
     pub sweep: Option<(String, SweepValue)>,
 }

@@ -3,11 +3,12 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::{CrewEnd, CrewOutcome, Ctx, Monitor, Msg, Step, StepOutcome};
 use crate::metrics::Recorder;
 use crate::run::sampler::{Sampler, ThreadEnd};
+use crate::run::segment::unix_ns;
 use crate::workload::Budget;
 use crate::workload::lua::halt;
 
@@ -61,6 +62,7 @@ pub(super) fn lead(
         return out;
     }
 
+    let first_run = steps.iter().position(|s| matches!(s, Step::Run { .. }));
     for (i, step) in steps.iter().enumerate() {
         if crew.abort.load(Ordering::Relaxed) {
             out.end = CrewEnd::Interrupted;
@@ -86,6 +88,12 @@ pub(super) fn lead(
             };
             break;
         }
+        if let Some(at) = crew.start_at.filter(|_| first_run == Some(i))
+            && !wait_until(at, crew)
+        {
+            out.end = CrewEnd::Interrupted;
+            break;
+        }
         live.reset();
         if let Some(s) = sampler {
             s.prepare_step();
@@ -103,6 +111,7 @@ pub(super) fn lead(
             _ => None,
         };
         let start_raw = crew.clock.raw();
+        let start_unix_ns = unix_ns(SystemTime::now());
         gate.release(i + 1);
         if let Some(s) = sampler {
             s.step_started(step.info(), start_raw, began);
@@ -110,6 +119,7 @@ pub(super) fn lead(
         let mut ends: Vec<Option<ThreadEnd>> = vec![None; n];
 
         let mut merged = StepOutcome {
+            start_unix_ns,
             wall_ns: 0,
             units: 0,
             warmup_units: 0,
@@ -200,6 +210,7 @@ pub(super) fn lead(
             None => start_raw,
         };
         merged.wall_ns = crew.clock.delta_as_nanos(measured_from, end_raw);
+        merged.start_unix_ns = start_unix_ns + crew.clock.delta_as_nanos(start_raw, measured_from);
         if let Some(s) = sampler {
             // Everything workers handed over mid-step belongs to the step too (the
             // sampler keeps back what was handed over during a warm-up).
@@ -213,6 +224,32 @@ pub(super) fn lead(
         }
     }
     out
+}
+
+/// Waits for `--start-at` (every segment's common start), waking every [`POLL`] for
+/// Ctrl-C; false when interrupted. A start already passed (the load took longer) is
+/// a warning: the segments' figures then cover different times, which merge reports.
+fn wait_until(at: SystemTime, crew: &super::Crew<'_>) -> bool {
+    match at.duration_since(SystemTime::now()) {
+        Err(late) => {
+            eprintln!(
+                "kvmark: warning: segment {} reached --start-at {:.3} s late (its load took longer); \
+                 starting now",
+                crew.segment.label(),
+                late.duration().as_secs_f64()
+            );
+            true
+        }
+        Ok(_) => loop {
+            if crew.abort.load(Ordering::Relaxed) {
+                return false;
+            }
+            match at.duration_since(SystemTime::now()) {
+                Ok(left) => std::thread::sleep(left.min(POLL)),
+                Err(_) => return true,
+            }
+        },
+    }
 }
 
 /// How long a worker may go on running after its step was told to stop before its Lua

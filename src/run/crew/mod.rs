@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::task::Waker;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use quanta::Clock;
 
@@ -34,6 +34,7 @@ pub use self::step::{CrewEnd, CrewOutcome, Step, StepOutcome};
 use super::bulk::steps::Slot;
 pub use super::live::{Live, Mailbox, Piece};
 use super::sampler::{Sampler, SamplerCtx};
+use super::segment::Segment;
 use crate::engine::{EngineInfo, Store, inflight};
 use crate::kv::ValueSizes;
 use crate::kv::pace::PaceSpec;
@@ -76,6 +77,11 @@ pub struct Crew<'a> {
     pub value_sizes: Option<&'a Slot<ValueSizes>>,
     /// `--verify`: the store's checker, which every worker's verbs report to.
     pub verify: Option<&'a Arc<crate::kv::verify::Checker>>,
+    /// Which part of a scaled-out run this crew is: its workers are the segment's
+    /// slice of the whole run's (see [`crate::run::segment`]).
+    pub segment: Segment,
+    /// Hold the first timed step until this absolute time (`--start-at`).
+    pub start_at: Option<SystemTime>,
 }
 
 impl Crew<'_> {
@@ -83,6 +89,16 @@ impl Crew<'_> {
     /// the workload's ctx.thread / ctx.threads are shared out over workers.
     pub fn workers(&self) -> usize {
         self.threads * self.connections.max(1)
+    }
+
+    /// Workers of the whole run (every segment's): what shares are taken of.
+    pub fn all_workers(&self) -> usize {
+        self.segment.workers(self.workers())
+    }
+
+    /// The whole run's index of this crew's worker `t`.
+    pub fn global(&self, t: usize) -> usize {
+        self.segment.worker(t, self.workers())
     }
 }
 
@@ -377,6 +393,8 @@ mod tests {
                 settle: false,
                 value_sizes: None,
                 verify: None,
+                segment: super::Segment::WHOLE,
+                start_at: None,
             };
             let steps = [Step::Run {
                 phase: 0,

@@ -77,6 +77,9 @@ impl Step {
 /// What one step produced, merged over the crew's threads.
 #[derive(Debug)]
 pub struct StepOutcome {
+    /// When the measured part of the step began, Unix time in nanoseconds (after any
+    /// warm-up); it ends `wall_ns` later.
+    pub start_unix_ns: u64,
     /// Wall time from the common start to the last thread's end.
     pub wall_ns: u64,
     /// Units completed after the warm-up (0 for a load step).

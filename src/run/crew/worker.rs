@@ -59,8 +59,9 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>) {
             let ctx = ThreadCtx {
                 params: crew.params.clone(),
                 batch: crew.batch,
-                thread: t,
-                threads: crew.workers(),
+                thread: crew.global(t),
+                threads: crew.all_workers(),
+                local_threads: crew.workers(),
                 sweep: crew.sweep.clone(),
             };
             crew.workload.program(&ctx, kv).map_err(|e| e.to_string())
@@ -100,12 +101,14 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>) {
                 phase, budget, pace, ..
             } => {
                 let quota = match budget {
-                    Budget::Ops(total) => Some(share(*total, crew.workers(), t)),
+                    Budget::Ops(total) => Some(share(*total, crew.all_workers(), crew.global(t))),
                     Budget::Secs(_) => None,
                 };
                 if let Some(spec) = pace.as_ref().or(crew.pace.as_ref()) {
                     let stop = StopSignal::new(Arc::clone(stop_before), i);
-                    program.kv().start_pacing(spec, crew.workers(), t, stop);
+                    program
+                        .kv()
+                        .start_pacing(spec, crew.all_workers(), crew.global(t), stop);
                 }
                 if let Some(slot) = crew.value_sizes {
                     program

@@ -2,6 +2,7 @@
 //! extend and run phases; between an extend phase and its run phase (while the main
 //! crew's workers wait) the other modes of that epoch run on their own fresh stores.
 
+use crate::run::segment::Segment;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -109,6 +110,7 @@ impl CellRun<'_> {
             self.r.plan.data_dir.as_deref(),
             self.r.plan.keep_data,
             self.r.plan.max_value_bytes,
+            None,
         )
         .map_err(|e| self.r.plan.explain_open_error(self.r.engine, e))
     }
@@ -145,6 +147,8 @@ impl CellRun<'_> {
             settle: self.r.plan.settle,
             value_sizes: Some(sizes),
             verify: None,
+            segment: Segment::WHOLE,
+            start_at: None,
         }
     }
 
@@ -311,6 +315,7 @@ impl Accum {
         self.repeats.push(RepeatRun {
             phases: vec![PhaseRun {
                 name: self.phase.to_string(),
+                start_unix_ns: step.start_unix_ns,
                 wall_ns: step.wall_ns,
                 units: step.units,
                 prim_ops: step.rec.prim_ops(),

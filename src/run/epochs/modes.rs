@@ -243,6 +243,7 @@ impl MainMonitor<'_, '_> {
 /// A step outcome kept past its crew.
 fn clone_outcome(o: &StepOutcome) -> StepOutcome {
     StepOutcome {
+        start_unix_ns: o.start_unix_ns,
         wall_ns: o.wall_ns,
         units: o.units,
         warmup_units: o.warmup_units,

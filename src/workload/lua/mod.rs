@@ -233,7 +233,7 @@ impl Workload for LuaWorkload {
     }
 
     fn program(&self, ctx: &ThreadCtx, kv: Kv) -> Result<Box<dyn Program>, WorkloadError> {
-        let state = LuaState::new(self, kv, ctx.threads)?;
+        let state = LuaState::new(self, kv, ctx.local_threads)?;
         let runtime = |e: mlua::Error| WorkloadError::Runtime(lua_error_text(&e));
         let lua = state.lua();
         let ctx_table = lua.create_table().map_err(runtime)?;

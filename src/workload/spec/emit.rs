@@ -21,7 +21,7 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::SpecWorkload;
-use super::generator::Generator;
+use super::generator::{Generator, thread_counts};
 use super::plan::{Plan, SpecOp};
 use crate::kv::expiry::Expiries;
 use crate::workload::op::Op;
@@ -41,6 +41,30 @@ pub struct GenRequest<'a> {
     pub seed: u64,
     /// Leave out phase markers.
     pub plain: bool,
+    /// The threads whose streams to write, as global indices `first..first + count`
+    /// of `of` (a segment's share of a scaled-out run); `0, 1, 1` is the one stream
+    /// of a single thread.
+    pub threads: ThreadSlice,
+}
+
+/// Threads `first..first + count` of a run of `of` threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ThreadSlice {
+    /// The first thread's global index.
+    pub first: usize,
+    /// How many threads.
+    pub count: usize,
+    /// Threads of the whole run.
+    pub of: usize,
+}
+
+impl ThreadSlice {
+    /// The single stream of thread 0 of 1.
+    pub const ONE: ThreadSlice = ThreadSlice {
+        first: 0,
+        count: 1,
+        of: 1,
+    };
 }
 
 /// Why `kvmark gen` failed.
@@ -160,6 +184,72 @@ impl Lifetimes {
     }
 }
 
+/// `kvmark gen --threads T` (and `--segment I/N`): the streams of the requested
+/// threads, each phase's `# phase NAME` line followed by every thread's operations of
+/// that phase in thread order. Together the slices of all segments hold exactly the
+/// lines one process of all their threads writes, so a scaled-out run's work can be
+/// checked as a multiset of lines.
+fn generate_threads(req: &GenRequest<'_>, wl: &SpecWorkload) -> Result<GenSummary, GenError> {
+    let plan = Arc::clone(wl.plan());
+    if plan.has_lifetimes() {
+        return Err(GenError::Usage(format!(
+            "{}: gen writes a spec with key lifetimes as one stream only (its expiries follow one virtual clock); \
+             leave out --threads and --segment",
+            req.spec.display()
+        )));
+    }
+    let write_err = |e: io::Error| match e.kind() {
+        io::ErrorKind::BrokenPipe => GenError::Closed,
+        _ => GenError::Failed(format!("writing {}: {e}", req.output.display())),
+    };
+    let sink: Box<dyn Write> =
+        if req.output == Path::new("-") {
+            Box::new(io::stdout().lock())
+        } else {
+            Box::new(File::create(req.output).map_err(|e| {
+                GenError::Usage(format!("-o {}: cannot create the log file: {e}", req.output.display()))
+            })?)
+        };
+    let mut out = BufWriter::with_capacity(1 << 20, sink);
+    let t = req.threads;
+    let mut streams: Vec<Generator> = (t.first..t.first + t.count)
+        .map(|g| Generator::new(Arc::clone(&plan), g, t.of, req.seed))
+        .collect();
+    // Each thread's share of every group's counts (of one pass of a time-bounded
+    // group's mix, as the single stream writes).
+    let groups: Vec<Vec<u64>> = plan
+        .sections
+        .iter()
+        .flat_map(|s| &s.groups)
+        .map(|g| g.ops.iter().map(|o| o.count).collect())
+        .collect();
+    let bar = ProgressBar::hidden();
+    let mut summary = GenSummary {
+        ops: 0,
+        skipped: 0,
+        expired: 0,
+    };
+    let result = (|| -> Result<(), GenError> {
+        for (phase, counts) in groups.iter().enumerate() {
+            if !req.plain {
+                oplog::write_phase(&mut out, streams[0].phase_name(phase)).map_err(write_err)?;
+            }
+            for (i, stream) in streams.iter_mut().enumerate() {
+                stream.enter(phase).map_err(GenError::Failed)?;
+                let pass = thread_counts(counts, t.first + i, t.of).iter().sum();
+                summary.ops += write_units(stream, &mut out, pass, &bar, &write_err)?;
+            }
+        }
+        out.flush().map_err(write_err)
+    })();
+    summary.skipped = streams.iter().map(Generator::skipped).sum();
+    summary.ops -= summary.skipped;
+    match result {
+        Err(GenError::Closed) | Ok(()) => Ok(summary),
+        Err(e) => Err(e),
+    }
+}
+
 /// Writes up to `pass` operations of the current phase (fewer when the stream ends);
 /// returns how many. A spec without lifetimes needs nothing else per operation.
 fn write_units(
@@ -186,6 +276,9 @@ fn write_units(
 /// Generates the log of `req.spec` into `req.output`.
 pub fn generate(req: &GenRequest<'_>) -> Result<GenSummary, GenError> {
     let wl = SpecWorkload::open(req.spec).map_err(|e| GenError::Usage(e.to_string()))?;
+    if req.threads != ThreadSlice::ONE {
+        return generate_threads(req, &wl);
+    }
     let to_stdout = req.output == Path::new("-");
     let sink: Box<dyn Write> =
         if to_stdout {

@@ -1,0 +1,365 @@
+//! The merged run header and points: counters summed from each segment's
+//! `results.json`, latency histograms merged exactly from its histogram logs, phase
+//! times spanning every segment's measured interval.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::read::SegmentDir;
+use super::timeline::Totals;
+use crate::kv::pace::{Arrival, Rate};
+use crate::metrics::{KindStats, OpKind, Recorder};
+use crate::probe::Probe;
+use crate::report::RunInfo;
+use crate::result::{LoadResult, PhaseRun, PointKey, PointResult, PointStatus, RepeatRun};
+use crate::workload::{Budget, SweepValue};
+
+fn text(v: &Value) -> String {
+    v.as_str().unwrap_or_default().to_string()
+}
+
+fn uint(v: &Value) -> u64 {
+    v.as_u64().unwrap_or(0)
+}
+
+/// The merged run's header: segment 0's settings, with every segment's threads.
+pub(super) fn run_info(segs: &[SegmentDir]) -> Result<RunInfo, String> {
+    let n = segs.len();
+    let doc = &segs[0].doc;
+    let run = &doc["run"];
+    let list = |v: &Value| -> Vec<usize> {
+        v.as_array()
+            .map(|a| a.iter().map(|x| uint(x) as usize).collect())
+            .unwrap_or_default()
+    };
+    let engines = run["engines"].as_array().cloned().unwrap_or_default();
+    let budget = match (run["budget"].get("ops"), run["budget"].get("secs")) {
+        (Some(ops), _) => Budget::Ops(uint(ops)),
+        (None, Some(secs)) => Budget::Secs(secs.as_f64().unwrap_or(0.0)),
+        _ => return Err(format!("{}: run.budget is missing", segs[0].path.display())),
+    };
+    let probes = doc["probes"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(name, facts)| Probe {
+                    name: name.clone(),
+                    entries: facts
+                        .as_object()
+                        .map(|f| {
+                            f.iter()
+                                .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let started = segs
+        .iter()
+        .filter_map(|s| s.doc.pointer("/run/started_unix").and_then(Value::as_f64))
+        .fold(f64::INFINITY, f64::min);
+    Ok(RunInfo {
+        version: text(&doc["kvmark"]["version"]),
+        workloads: run["workloads"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|w| (text(&w["name"]), PathBuf::from(text(&w["path"]))))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        engines: engines
+            .iter()
+            .map(|e| (text(&e["name"]), text(&e["version"])))
+            .collect(),
+        engine_options: engines
+            .iter()
+            .filter_map(|e| {
+                let o = e["options"].as_object().filter(|o| !o.is_empty())?;
+                Some((text(&e["name"]), o.iter().map(|(k, v)| (k.clone(), text(v))).collect()))
+            })
+            .collect(),
+        threads: list(&run["threads"]).into_iter().map(|t| t * n).collect(),
+        connections: list(&run["connections"]),
+        batch: run["batch"].as_array().map(|_| list(&run["batch"])),
+        budget,
+        repeat: uint(&run["repeat"]) as usize,
+        seed: uint(&run["seed"]),
+        users: uint(&run["users"]),
+        items: uint(&run["items"]),
+        load_once: run["seed_once"].as_bool().unwrap_or(false),
+        settle: run["settle"].as_bool().unwrap_or(false),
+        load_threads: run["seed_threads"].as_u64().map(|t| t as usize * n),
+        timeline: run["timeline_s"].as_f64(),
+        data_dir: run["data_dir"].as_str().map(PathBuf::from),
+        started_unix: if started.is_finite() { started } else { 0.0 },
+        command: run["command"]
+            .as_array()
+            .map(|a| a.iter().map(text).collect())
+            .unwrap_or_default(),
+        probes,
+        rates: run["rates"]
+            .as_array()
+            .map(|a| a.iter().map(rate).collect())
+            .unwrap_or_default(),
+        arrival: Arrival::parse(run["arrival"].as_str().unwrap_or("constant")).unwrap_or_default(),
+        warmup: run["warmup_s"].as_f64().map(Duration::from_secs_f64),
+        slo: None,
+        scale: None,
+    })
+}
+
+fn rate(v: &Value) -> Rate {
+    Rate {
+        per_sec: v["per_s"].as_f64().unwrap_or(0.0),
+        bytes: v["bytes"].as_bool().unwrap_or(false),
+        text: text(&v["text"]),
+    }
+}
+
+fn sweep_value(v: &Value) -> SweepValue {
+    match (v.as_i64(), v.as_f64()) {
+        (Some(i), _) => SweepValue::Int(i),
+        (None, Some(f)) => SweepValue::Float(f),
+        _ => SweepValue::Str(v.as_str().map_or_else(|| v.to_string(), str::to_string)),
+    }
+}
+
+/// When segment `s` began point `p`'s first timed phase (Unix ns), if recorded.
+pub(super) fn first_start_ns(s: &SegmentDir, p: usize) -> Option<u64> {
+    s.doc
+        .pointer(&format!("/points/{p}/repeats/0/phases/0/start_unix_ns"))
+        .and_then(Value::as_u64)
+        .filter(|ns| *ns > 0)
+}
+
+/// Segment `s`'s units and throughput (median over repeats) of point `p`.
+pub(super) fn segment_figures(s: &SegmentDir, p: usize) -> (u64, f64) {
+    let point = &s.doc["points"][p];
+    let units = point["repeats"]
+        .as_array()
+        .map_or(0, |r| r.iter().map(|x| uint(&x["units"])).sum());
+    (units, point["wu_per_s"]["median"].as_f64().unwrap_or(0.0))
+}
+
+/// A tag's phase, operation kind and whether it holds response times.
+pub(super) fn parse_tag(tag: &str) -> Option<(&str, OpKind, bool)> {
+    let (body, response) = match tag.strip_suffix(".response") {
+        Some(b) => (b, true),
+        None => (tag, false),
+    };
+    let (phase, op) = body.rsplit_once('.')?;
+    Some((phase, OpKind::from_name(op)?, response))
+}
+
+/// Point `p` of every segment as one point: the key with every segment's threads,
+/// repeats whose phases span the segments' measured intervals, and recorders whose
+/// histograms are merged from the logs and whose counters are summed.
+pub(super) fn merge_point(
+    segs: &[SegmentDir],
+    p: usize,
+    key: PointKey,
+    totals: &Totals,
+) -> Result<PointResult, String> {
+    let status = point_status(segs, p);
+    let repeats = merge_repeats(segs, p);
+    let phase_names = phase_names(segs, p);
+    let mut phases = Vec::with_capacity(phase_names.len());
+    let mut merged = Recorder::new();
+    for (j, name) in phase_names.iter().enumerate() {
+        let rec = merge_phase(segs, p, j, name, totals)?;
+        merged.merge(&rec);
+        phases.push((name.clone(), rec));
+    }
+    Ok(PointResult {
+        key,
+        status,
+        repeats,
+        merged,
+        phases,
+        slo: None,
+        epoch: None,
+    })
+}
+
+/// The merged point's key: segment 0's, with every segment's threads.
+pub(super) fn point_key(segs: &[SegmentDir], p: usize) -> PointKey {
+    let first = &segs[0].doc["points"][p];
+    PointKey {
+        workload: text(&first["workload"]),
+        workload_path: PathBuf::from(text(&first["workload_path"])),
+        engine: text(&first["engine"]),
+        engine_version: text(&first["engine_version"]),
+        threads: segs.iter().map(|s| uint(&s.doc["points"][p]["threads"]) as usize).sum(),
+        connections: uint(&first["connections"]) as usize,
+        batch: uint(&first["batch"]) as usize,
+        batched: !segs[0].doc["run"]["batch"].is_null(),
+        sweep: first["sweep"]
+            .as_object()
+            .map(|s| (text(&s["param"]), sweep_value(&s["value"]))),
+        rate: first["rate"].as_object().map(|_| rate(&first["rate"])),
+        arrival: Arrival::parse(first["arrival"].as_str().unwrap_or("constant")).unwrap_or_default(),
+        epoch: None,
+    }
+}
+
+/// The worst status of the point over the segments: a failure names its segment.
+fn point_status(segs: &[SegmentDir], p: usize) -> PointStatus {
+    segs.iter()
+        .find_map(|s| {
+            let pt = &s.doc["points"][p];
+            match pt["status"].as_str() {
+                Some("failed") => Some(PointStatus::Failed(format!(
+                    "segment {} ({}): {}",
+                    s.index,
+                    s.path.display(),
+                    text(&pt["error"])
+                ))),
+                _ => None,
+            }
+        })
+        .or_else(|| {
+            segs.iter()
+                .any(|s| s.doc["points"][p]["status"] == "interrupted")
+                .then_some(PointStatus::Interrupted)
+        })
+        .unwrap_or(PointStatus::Ok)
+}
+
+/// The names of the point's timed phases, in order.
+pub(super) fn phase_names(segs: &[SegmentDir], p: usize) -> Vec<String> {
+    segs[0].doc["points"][p]["phases"]
+        .as_array()
+        .map(|a| a.iter().map(|v| text(&v["name"])).filter(|n| n != "all").collect())
+        .unwrap_or_default()
+}
+
+/// The repeats every segment ran, each phase from the earliest start to the latest
+/// end with summed units; the load with summed keys and the longest time.
+fn merge_repeats(segs: &[SegmentDir], p: usize) -> Vec<RepeatRun> {
+    let per_seg: Vec<&Vec<Value>> = segs
+        .iter()
+        .filter_map(|s| s.doc["points"][p]["repeats"].as_array())
+        .collect();
+    if per_seg.len() != segs.len() {
+        return Vec::new();
+    }
+    let count = per_seg.iter().map(|r| r.len()).min().unwrap_or(0);
+    (0..count)
+        .map(|r| {
+            let reps: Vec<&Value> = per_seg.iter().map(|s| &s[r]).collect();
+            let n_phases = reps
+                .iter()
+                .map(|x| x["phases"].as_array().map_or(0, Vec::len))
+                .min()
+                .unwrap_or(0);
+            let phases = (0..n_phases)
+                .map(|j| {
+                    let ph: Vec<&Value> = reps.iter().map(|x| &x["phases"][j]).collect();
+                    let start = ph.iter().map(|v| uint(&v["start_unix_ns"])).min().unwrap_or(0);
+                    let end = ph.iter().map(|v| uint(&v["end_unix_ns"])).max().unwrap_or(0);
+                    let sum = |f: &str| ph.iter().map(|v| uint(&v[f])).sum::<u64>();
+                    PhaseRun {
+                        name: text(&ph[0]["name"]),
+                        start_unix_ns: start,
+                        wall_ns: end.saturating_sub(start),
+                        units: sum("units"),
+                        prim_ops: sum("prim_ops"),
+                        warmup_units: sum("warmup_units"),
+                        bytes: sum("bytes"),
+                    }
+                })
+                .collect();
+            let thread_units = reps
+                .iter()
+                .flat_map(|x| x["thread_units"].as_array().cloned().unwrap_or_default())
+                .map(|v| uint(&v))
+                .collect();
+            let loads: Vec<&Value> = reps.iter().map(|x| &x["seed"]).filter(|s| s.is_object()).collect();
+            let load = (loads.len() == reps.len() && !loads.is_empty()).then(|| LoadResult {
+                threads: loads.iter().map(|l| uint(&l["threads"]) as usize).sum(),
+                wall_ns: loads
+                    .iter()
+                    .map(|l| (l["seconds"].as_f64().unwrap_or(0.0) * 1e9) as u64)
+                    .max()
+                    .unwrap_or(0),
+                keys: loads.iter().map(|l| uint(&l["keys"])).sum(),
+                shared: loads[0]["shared"].as_bool().unwrap_or(false),
+            });
+            RepeatRun {
+                phases,
+                thread_units,
+                load,
+            }
+        })
+        .collect()
+}
+
+/// Phase `j` (`name`) of point `p` over every segment: each operation kind's
+/// counters summed from the json, its histograms the merge of the logs (`totals`),
+/// each segment's log checked against its json's count.
+fn merge_phase(segs: &[SegmentDir], p: usize, j: usize, name: &str, totals: &Totals) -> Result<Recorder, String> {
+    let mut rec = Recorder::new();
+    let mut kinds: Vec<OpKind> = Vec::new();
+    let tag_phase = name.replace([' ', ',', '\r', '\n'], "_");
+    for (si, s) in segs.iter().enumerate() {
+        let ops = s.doc["points"][p]["phases"][j]["ops"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for op in &ops {
+            let op_name = text(&op["op"]);
+            let Some(kind) = OpKind::from_name(&op_name) else {
+                return Err(format!(
+                    "{}: points[{p}].phases[{j}]: unknown operation '{op_name}'",
+                    s.path.display()
+                ));
+            };
+            let counted = uint(&op["count"]);
+            let logged = totals.counts[si]
+                .get(&(tag_phase.clone(), kind, false))
+                .copied()
+                .unwrap_or(0);
+            if counted != logged {
+                return Err(format!(
+                    "{}: point {} phase {name}: results.json counts {counted} {op_name} calls but the histogram log \
+                     under hdr/ holds {logged}; the log is incomplete (was the run stopped?)",
+                    s.path.display(),
+                    p + 1
+                ));
+            }
+            let mut one = Recorder::new();
+            let st: &mut KindStats = one.kind_mut(kind);
+            st.prim_ops = uint(&op["prim_ops"]);
+            st.hits = uint(&op["hits"]);
+            st.misses = uint(&op["misses"]);
+            st.errors = uint(&op["errors"]);
+            st.retries = uint(&op["retries"]);
+            st.rows = uint(&op["rows"]);
+            st.skipped = uint(&op["skipped"]);
+            st.bytes = uint(&op["bytes"]);
+            st.first_error = op["first_error"].as_str().map(|e| format!("segment {}: {e}", s.index));
+            rec.kind_mut(kind).merge(st);
+            if !kinds.contains(&kind) {
+                kinds.push(kind);
+            }
+        }
+    }
+    // The histograms, merged over segments once.
+    for ((phase, kind, response), h) in &totals.merged {
+        if *phase != tag_phase || !kinds.contains(kind) {
+            continue;
+        }
+        let st = rec.kind_mut(*kind);
+        if *response {
+            st.resp = Some(h.clone());
+        } else {
+            st.hist.add(h).map_err(|e| format!("{e:?}"))?;
+        }
+    }
+    Ok(rec)
+}

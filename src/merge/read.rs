@@ -1,0 +1,311 @@
+//! Reading one segment's report directory: `results.json` at once, the histogram logs
+//! under `hdr/` and `timeline.tsv` as streams (an hour of intervals from many segments
+//! never sits in memory; see BENCHMARKS.md, "Merging segments").
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Lines};
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use hdrhistogram::serialization::Deserializer;
+use serde_json::Value;
+
+use crate::metrics::Histogram;
+use crate::report::bundle::{HDR_DIR, REPLAY_CNF, RESULTS_JSON, TIMELINE_TSV};
+
+/// One segment's report directory.
+#[derive(Debug)]
+pub struct SegmentDir {
+    /// The directory.
+    pub path: PathBuf,
+    /// `results.json`.
+    pub doc: Value,
+    /// Its segment index.
+    pub index: usize,
+    /// The run's segment count.
+    pub count: usize,
+    /// Where it ran.
+    pub host: String,
+    /// Its histogram log per point (by measurement number - 1), where there is one.
+    pub hlogs: Vec<Option<PathBuf>>,
+    /// `timeline.tsv`, when there.
+    pub timeline: Option<PathBuf>,
+    /// `replay.cnf`, when there.
+    pub replay: Option<String>,
+}
+
+/// One interval of a histogram log, its histogram still encoded.
+#[derive(Debug, Clone)]
+pub struct Interval {
+    /// Start, Unix seconds.
+    pub start_unix: f64,
+    /// Length, seconds.
+    pub length: f64,
+    /// `<phase>.<op>` or `<phase>.<op>.response`.
+    pub tag: String,
+    /// The histogram, base64 of its V2 (deflate) encoding.
+    pub encoded: String,
+}
+
+/// One timeline row.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// Repeat.
+    pub repeat: usize,
+    /// Phase.
+    pub phase: String,
+    /// Metric name.
+    pub metric: String,
+    /// Its value.
+    pub value: f64,
+    /// The interval's end, Unix seconds.
+    pub unix_s: f64,
+    /// The interval's length, seconds.
+    pub interval_s: f64,
+}
+
+impl SegmentDir {
+    /// Reads `path`'s results.json and finds its logs; errors name the directory and
+    /// the file.
+    pub fn read(path: &Path) -> Result<SegmentDir, String> {
+        let at = |file: &str| path.join(file).display().to_string();
+        let text = std::fs::read_to_string(path.join(RESULTS_JSON)).map_err(|e| {
+            format!(
+                "{}: cannot read ({e}); give report directories written by --report-dir",
+                at(RESULTS_JSON)
+            )
+        })?;
+        let doc: Value =
+            serde_json::from_str(&text).map_err(|e| format!("{}: not valid JSON: {e}", at(RESULTS_JSON)))?;
+        let scale = doc.pointer("/run/scale").filter(|s| !s.is_null()).ok_or_else(|| {
+            format!(
+                "{}: not a segment's report (its run has no scale section); run each segment with --segment",
+                at(RESULTS_JSON)
+            )
+        })?;
+        let num = |key: &str| {
+            scale
+                .get(key)
+                .and_then(Value::as_u64)
+                .map(|n| n as usize)
+                .ok_or_else(|| format!("{}: run.scale.{key} is missing", at(RESULTS_JSON)))
+        };
+        let (index, count) = (num("segment")?, num("segments")?);
+        let host = scale
+            .get("host")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown")
+            .to_string();
+        let points = doc.get("points").and_then(Value::as_array).map_or(0, Vec::len);
+        let mut hlogs = vec![None; points];
+        if let Ok(entries) = std::fs::read_dir(path.join(HDR_DIR)) {
+            for file in entries.flatten().map(|e| e.path()) {
+                let seq = file
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .filter(|n| n.ends_with(".hlog"))
+                    .and_then(|n| n.split('-').next())
+                    .and_then(|n| n.parse::<usize>().ok());
+                if let Some(seq) = seq.filter(|s| (1..=points).contains(s)) {
+                    hlogs[seq - 1] = Some(file);
+                }
+            }
+        }
+        let timeline = Some(path.join(TIMELINE_TSV)).filter(|p| p.is_file());
+        Ok(SegmentDir {
+            path: path.to_path_buf(),
+            doc,
+            index,
+            count,
+            host,
+            hlogs,
+            timeline,
+            replay: std::fs::read_to_string(path.join(REPLAY_CNF)).ok(),
+        })
+    }
+
+    /// The intervals of point `p`'s log, in order (none without a log).
+    pub fn intervals(&self, p: usize) -> Result<Intervals, String> {
+        let lines = match &self.hlogs[p] {
+            Some(path) => Some((
+                path.clone(),
+                BufReader::new(File::open(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?).lines(),
+            )),
+            None => None,
+        };
+        Ok(Intervals { lines, base: 0.0, n: 0 })
+    }
+
+    /// The timeline rows of measurement `seq`, in order.
+    pub fn rows(&self, seq: usize) -> Result<Rows, String> {
+        let Some(path) = &self.timeline else {
+            return Ok(Rows {
+                lines: None,
+                cols: [0; 8],
+                seq,
+                n: 1,
+            });
+        };
+        let mut lines =
+            BufReader::new(File::open(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?).lines();
+        let header = lines
+            .next()
+            .transpose()
+            .map_err(|e| format!("{}: {e}", path.display()))?
+            .unwrap_or_default();
+        let header: Vec<&str> = header.split('\t').collect();
+        let mut cols = [0; 8];
+        let names = [
+            "measurement",
+            "repeat",
+            "phase",
+            "metric",
+            "value",
+            "unix_s",
+            "interval_s",
+            "elapsed_s",
+        ];
+        for (c, name) in cols.iter_mut().zip(names) {
+            *c = header.iter().position(|h| *h == name).ok_or_else(|| {
+                format!(
+                    "{}: no column {name} (written by a kvmark without scale-out?)",
+                    path.display()
+                )
+            })?;
+        }
+        Ok(Rows {
+            lines: Some((path.clone(), lines)),
+            cols,
+            seq,
+            n: 1,
+        })
+    }
+}
+
+/// A histogram log read interval by interval.
+pub struct Intervals {
+    lines: Option<(PathBuf, Lines<BufReader<File>>)>,
+    base: f64,
+    n: usize,
+}
+
+impl Iterator for Intervals {
+    type Item = Result<Interval, String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (path, lines) = self.lines.as_mut()?;
+        loop {
+            self.n += 1;
+            let line = match lines.next()? {
+                Ok(l) => l,
+                Err(e) => return Some(Err(format!("{}: {e}", path.display()))),
+            };
+            if let Some(rest) = line.strip_prefix("#[BaseTime: ") {
+                self.base = rest
+                    .split_whitespace()
+                    .next()
+                    .and_then(|t| t.parse().ok())
+                    .unwrap_or(0.0);
+                continue;
+            }
+            if line.starts_with('#') || line.starts_with('"') || line.trim().is_empty() {
+                continue;
+            }
+            // Tag=TAG,START,LENGTH,MAX,HISTOGRAM (the tag is optional).
+            let (tag, rest) = match line.strip_prefix("Tag=") {
+                Some(r) => match r.split_once(',') {
+                    Some((t, rest)) => (t.to_string(), rest),
+                    None => {
+                        return Some(Err(format!(
+                            "{}: line {}: no interval after the tag",
+                            path.display(),
+                            self.n
+                        )));
+                    }
+                },
+                None => (String::new(), line.as_str()),
+            };
+            let f: Vec<&str> = rest.splitn(4, ',').collect();
+            let num = |i: usize| f.get(i).and_then(|v| v.trim().parse::<f64>().ok());
+            let (Some(start), Some(length), Some(encoded)) = (num(0), num(1), f.get(3)) else {
+                return Some(Err(format!(
+                    "{}: line {}: not an interval (the log is damaged)",
+                    path.display(),
+                    self.n
+                )));
+            };
+            return Some(Ok(Interval {
+                start_unix: self.base + start,
+                length,
+                tag,
+                encoded: encoded.trim().to_string(),
+            }));
+        }
+    }
+}
+
+/// A timeline's rows of one measurement.
+pub struct Rows {
+    lines: Option<(PathBuf, Lines<BufReader<File>>)>,
+    cols: [usize; 8],
+    seq: usize,
+    n: usize,
+}
+
+impl Iterator for Rows {
+    type Item = Result<Row, String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (path, lines) = self.lines.as_mut()?;
+        loop {
+            self.n += 1;
+            let line = match lines.next()? {
+                Ok(l) => l,
+                Err(e) => return Some(Err(format!("{}: {e}", path.display()))),
+            };
+            let f: Vec<&str> = line.split('\t').collect();
+            let [seq, repeat, phase, metric, value, unix, interval, _] = self.cols;
+            let get = |i: usize| f.get(i).copied();
+            let num = |i: usize| get(i).and_then(|v| v.parse::<f64>().ok());
+            let bad = || Some(Err(format!("{}: line {} is damaged", path.display(), self.n)));
+            match num(seq) {
+                Some(s) if s as usize == self.seq => {}
+                Some(s) if (s as usize) > self.seq => {
+                    // Measurements are written in order: this one is over.
+                    self.lines = None;
+                    return None;
+                }
+                Some(_) => continue,
+                None => return bad(),
+            }
+            let (Some(repeat), Some(phase), Some(metric), Some(value), Some(unix_s), Some(interval_s)) = (
+                num(repeat),
+                get(phase),
+                get(metric),
+                num(value),
+                num(unix),
+                num(interval),
+            ) else {
+                return bad();
+            };
+            return Some(Ok(Row {
+                repeat: repeat as usize,
+                phase: phase.to_string(),
+                metric: metric.to_string(),
+                value,
+                unix_s,
+                interval_s,
+            }));
+        }
+    }
+}
+
+/// Decodes an interval's histogram and adds it to `into`.
+pub fn add_encoded(de: &mut Deserializer, encoded: &str, into: &mut Histogram) -> Result<u64, String> {
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .map_err(|e| e.to_string())?;
+    let h: Histogram = de.deserialize(&mut raw.as_slice()).map_err(|e| format!("{e:?}"))?;
+    into.add(&h).map_err(|e| format!("{e:?}"))?;
+    Ok(h.len())
+}

@@ -1,0 +1,601 @@
+//! Scale-out through the real binary: segments do exactly one process's work
+//! (`kvmark gen` logs as multisets of lines; a Lua workload's per-kind counts and the
+//! keys it inserted), `kvmark merge` is exact (counts summed, histograms equal to an
+//! independent merge of the segments' logs) and refuses directories that do not
+//! belong together, three segments started by Open MPI's mpirun against Redis merge
+//! into one report, and the Kubernetes Indexed Job manifest is well formed.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use common::*;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+use serde_json::Value;
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn failed_with(o: &Output, code: i32, words: &[&str]) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(code), "stderr: {err}");
+    for w in words {
+        assert!(err.contains(w), "'{w}' not in: {err}");
+    }
+}
+
+/// A spec with a growing key space (inserts in two groups) and reads and updates of
+/// it, in two sections.
+const SPEC: &str = r#"{"sections": [
+  {"key_len": 12, "val_len": 16, "groups": [
+    {"name": "fill", "inserts": {"op_count": 1001}},
+    {"name": "mix", "inserts": {"op_count": 307}, "point_queries": {"op_count": 499},
+     "updates": {"op_count": 211}, "range_queries": {"op_count": 50, "selectivity": 0.01}}]},
+  {"key_len": 10, "val_len": 8, "groups": [
+    {"name": "second", "inserts": {"op_count": 400}, "point_deletes": {"op_count": 90}}]}]}"#;
+
+fn gen_log(spec: &Path, extra: &[&str], env: &[(&str, &str)]) -> Vec<String> {
+    let out = kvmark_env(
+        env,
+        &[&["gen", spec.to_str().unwrap(), "-o", "-", "--seed", "7"], extra].concat(),
+    );
+    ok(&out).lines().map(str::to_string).collect()
+}
+
+/// The `# phase` lines in order, and every other line counted.
+fn split(lines: &[String]) -> (Vec<String>, BTreeMap<String, usize>) {
+    let mut phases = Vec::new();
+    let mut ops = BTreeMap::new();
+    for l in lines {
+        if l.starts_with('#') {
+            phases.push(l.clone());
+        } else {
+            *ops.entry(l.clone()).or_insert(0) += 1;
+        }
+    }
+    (phases, ops)
+}
+
+#[test]
+fn gen_segments_together_write_one_processs_lines() {
+    let d = tempfile::tempdir().unwrap();
+    let spec = d.path().join("grow.json");
+    std::fs::write(&spec, SPEC).unwrap();
+    let (one_phases, one) = split(&gen_log(&spec, &["--threads", "6"], &[]));
+    assert_eq!(one.values().sum::<usize>(), 1001 + 307 + 499 + 211 + 50 + 400 + 90);
+    let mut together: BTreeMap<String, usize> = BTreeMap::new();
+    let mut parts = Vec::new();
+    for i in 0..3 {
+        // Segment 1 as Open MPI would start it, the others by hand.
+        let lines = if i == 1 {
+            let env = [("OMPI_COMM_WORLD_RANK", "1"), ("OMPI_COMM_WORLD_SIZE", "3")];
+            gen_log(&spec, &["--threads", "2", "--segment", "auto"], &env)
+        } else {
+            gen_log(&spec, &["--threads", "2", "--segment", &format!("{i}/3")], &[])
+        };
+        let (phases, ops) = split(&lines);
+        assert_eq!(phases, one_phases, "segment {i} has the same phases");
+        for (l, n) in &ops {
+            *together.entry(l.clone()).or_insert(0) += n;
+        }
+        parts.push(ops);
+    }
+    assert_eq!(together, one, "the segments' lines together are the one process's");
+    assert_ne!(parts[0], parts[1], "segments write different shares");
+    // A different split of the same 6 threads gives the same lines too.
+    let mut halves: BTreeMap<String, usize> = BTreeMap::new();
+    for i in 0..2 {
+        let (_, ops) = split(&gen_log(
+            &spec,
+            &["--threads", "3", "--segment", &format!("{i}/2")],
+            &[],
+        ));
+        for (l, n) in ops {
+            *halves.entry(l).or_insert(0) += n;
+        }
+    }
+    assert_eq!(halves, one);
+    let o = kvmark(&["gen", spec.to_str().unwrap(), "-o", "-", "--segment", "3/3"]);
+    failed_with(&o, 2, &["--segment '3/3'", "I must be below N"]);
+}
+
+/// Per operation kind, the calls of point 0 in a results.json.
+fn kind_counts(doc: &Value) -> BTreeMap<String, u64> {
+    doc["points"][0]["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["op"].as_str().unwrap().to_string(), o["count"].as_u64().unwrap()))
+        .collect()
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Every key in the sqlite stores kept under `data`.
+#[cfg(feature = "sqlite")]
+fn stored_keys(data: &Path) -> Vec<Vec<u8>> {
+    use kvmark::engine::{EngineOptions, OpenRequest, StorePlace};
+    let info = kvmark::engine::find("sqlite").unwrap();
+    let opts = EngineOptions::new();
+    let mut keys = Vec::new();
+    for entry in std::fs::read_dir(data).unwrap() {
+        let dir = entry.unwrap().path();
+        let store = (info.open)(&OpenRequest::new(StorePlace::Dir(dir), &opts)).unwrap();
+        let mut session = store.session().unwrap();
+        session
+            .scan(b"", &[0xff; 16], 0, &mut |k, _| {
+                keys.push(k.to_vec());
+                false
+            })
+            .unwrap();
+        drop(session);
+        store.close().unwrap();
+    }
+    keys.sort();
+    keys
+}
+
+#[cfg(feature = "sqlite")]
+#[test]
+fn lua_segments_run_one_processs_operations_and_insert_its_keys() {
+    let d = tempfile::tempdir().unwrap();
+    let wl = workload("segment_keys.lua");
+    let run = |data: &Path, json: &Path, extra: &[&str]| {
+        std::fs::create_dir_all(data).unwrap();
+        let sink = format!("json:{}", json.display());
+        let base = [
+            "--backend",
+            "sqlite",
+            "--data-dir",
+            data.to_str().unwrap(),
+            "--keep-data",
+            "--ops",
+            "3001",
+            "--items",
+            "200",
+            "--seed",
+            "11",
+            "--report",
+            &sink,
+        ];
+        ok(&kvmark(&[&base[..], extra, &[&wl]].concat()));
+        read_json(json)
+    };
+    let one = run(&d.path().join("one"), &d.path().join("one.json"), &["--threads", "3"]);
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    for i in 0..3 {
+        let seg = run(
+            &d.path().join("segs"),
+            &d.path().join(format!("seg{i}.json")),
+            &["--threads", "1", "--segment", &format!("{i}/3")],
+        );
+        assert_eq!(seg["run"]["scale"]["segment"], i);
+        for (k, n) in kind_counts(&seg) {
+            *counts.entry(k).or_insert(0) += n;
+        }
+    }
+    assert_eq!(counts, kind_counts(&one), "per-kind counts match");
+    assert_eq!(counts.values().sum::<u64>(), 3001);
+    let (one_keys, seg_keys) = (stored_keys(&d.path().join("one")), stored_keys(&d.path().join("segs")));
+    assert!(one_keys.len() > 1000, "{} keys", one_keys.len());
+    assert_eq!(
+        seg_keys, one_keys,
+        "the segments' stores together hold the one store's keys"
+    );
+}
+
+/// Every interval of every log under `dir/hdr`, merged per tag.
+fn hlog_tags(dir: &Path) -> BTreeMap<String, Histogram<u64>> {
+    let mut tags: BTreeMap<String, Histogram<u64>> = BTreeMap::new();
+    let mut de = Deserializer::new();
+    for entry in std::fs::read_dir(dir.join("hdr")).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        for e in IntervalLogIterator::new(&bytes) {
+            if let Ok(LogEntry::Interval(i)) = e {
+                let raw = base64::engine::general_purpose::STANDARD
+                    .decode(i.encoded_histogram())
+                    .unwrap();
+                let h: Histogram<u64> = de.deserialize(&mut raw.as_slice()).unwrap();
+                let tag = i.tag().unwrap().as_str().to_string();
+                match tags.get_mut(&tag) {
+                    Some(t) => t.add(&h).unwrap(),
+                    None => {
+                        tags.insert(tag, h);
+                    }
+                }
+            }
+        }
+    }
+    tags
+}
+
+fn buckets(h: &Histogram<u64>) -> Vec<(u64, u64)> {
+    h.iter_recorded()
+        .map(|v| (v.value_iterated_to(), v.count_at_value()))
+        .collect()
+}
+
+/// The segments' directories: the report directories under `parent`.
+fn report_dirs(parent: &Path) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(parent)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("results.json").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// Merges `dirs` into `out` and checks it is exact: counts, errors and units summed,
+/// every histogram equal to an independent merge of the segments' logs, the
+/// per-segment table there. Returns the merged results.json.
+fn merge_and_check(dirs: &[PathBuf], out: &Path) -> Value {
+    let mut args = vec!["merge".to_string()];
+    args.extend(dirs.iter().map(|d| d.display().to_string()));
+    args.extend(["--out".to_string(), out.display().to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let stdout = ok(&kvmark(&args));
+    assert!(stdout.contains("=== segments ==="), "{stdout}");
+    let merged = read_json(&out.join("results.json"));
+    let segs: Vec<Value> = dirs.iter().map(|d| read_json(&d.join("results.json"))).collect();
+    let mut want: BTreeMap<String, u64> = BTreeMap::new();
+    for s in &segs {
+        for (k, n) in kind_counts(s) {
+            *want.entry(k).or_insert(0) += n;
+        }
+    }
+    assert_eq!(kind_counts(&merged), want, "merged counts are the sum");
+    let sum = |field: &str| {
+        segs.iter()
+            .map(|s| s["points"][0][field].as_u64().unwrap())
+            .sum::<u64>()
+    };
+    assert_eq!(merged["points"][0]["errors"].as_u64(), Some(sum("errors")));
+    let units = |d: &Value| d["points"][0]["repeats"][0]["units"].as_u64().unwrap();
+    assert_eq!(units(&merged), segs.iter().map(units).sum::<u64>());
+    let threads: u64 = segs.iter().map(|s| s["points"][0]["threads"].as_u64().unwrap()).sum();
+    assert_eq!(merged["points"][0]["threads"].as_u64(), Some(threads));
+    // The merged logs against an independent merge of the segments' logs.
+    let mut independent: BTreeMap<String, Histogram<u64>> = BTreeMap::new();
+    for d in dirs {
+        for (tag, h) in hlog_tags(d) {
+            match independent.get_mut(&tag) {
+                Some(t) => t.add(&h).unwrap(),
+                None => {
+                    independent.insert(tag, h);
+                }
+            }
+        }
+    }
+    let mine = hlog_tags(out);
+    assert_eq!(mine.keys().collect::<Vec<_>>(), independent.keys().collect::<Vec<_>>());
+    for (tag, h) in &independent {
+        assert_eq!(buckets(&mine[tag]), buckets(h), "tag {tag}");
+    }
+    // The json's percentiles come from the same merged histograms.
+    for op in merged["points"][0]["ops"].as_array().unwrap() {
+        let name = op["op"].as_str().unwrap();
+        let h = independent
+            .iter()
+            .filter(|(t, _)| t.rsplit_once('.').map(|(_, o)| o) == Some(name))
+            .fold(Histogram::<u64>::new(3).unwrap(), |mut a, (_, h)| {
+                a.add(h).unwrap();
+                a
+            });
+        assert_eq!(
+            op["percentiles_ns"]["p99"].as_u64(),
+            Some(h.value_at_quantile(0.99)),
+            "{name}"
+        );
+    }
+    let table = std::fs::read_to_string(out.join("segments.tsv")).unwrap();
+    assert_eq!(table.lines().count(), 1 + dirs.len() + 1, "{table}");
+    assert_eq!(merged["segments"].as_array().unwrap().len(), dirs.len() + 1);
+    merged
+}
+
+#[test]
+fn merge_is_exact_and_refuses_what_does_not_belong_together() {
+    let d = tempfile::tempdir().unwrap();
+    let parent = d.path().join("runs");
+    let mixed = bundled("mixed.lua");
+    let segment = |i: usize, seed: &str, parent: &Path| {
+        let args = [
+            "--threads",
+            "2",
+            "--ops",
+            "20000",
+            "--items",
+            "500",
+            "--seed",
+            seed,
+            "--timeline",
+            "0.05",
+            "--segment",
+            &format!("{i}/3"),
+            "--report-dir",
+            parent.to_str().unwrap(),
+            &mixed,
+        ];
+        ok(&kvmark(&args));
+    };
+    for i in 0..3 {
+        segment(i, "5", &parent);
+    }
+    let dirs = report_dirs(&parent);
+    assert_eq!(dirs.len(), 3);
+    let merged = merge_and_check(&dirs, &d.path().join("merged"));
+    assert!(merged["points"][0]["phases"][0]["ops"].as_array().is_some());
+    let timeline = std::fs::read_to_string(d.path().join("merged/timeline.tsv")).unwrap();
+    assert!(timeline.lines().count() > 2, "a merged timeline: {timeline}");
+    // The merged directory plots like any run's.
+    ok(&kvmark(&[
+        "plot",
+        d.path().join("merged").to_str().unwrap(),
+        "--out",
+        d.path().join("figs").to_str().unwrap(),
+        "--html",
+    ]));
+
+    let merge = |dirs: &[&Path], out: &str| {
+        let mut args = vec!["merge".to_string()];
+        args.extend(dirs.iter().map(|p| p.display().to_string()));
+        args.extend(["--out".to_string(), d.path().join(out).display().to_string()]);
+        kvmark(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let o = merge(&[&dirs[0], &dirs[1], &dirs[1]], "dup");
+    failed_with(&o, 2, &["are both segment 1 of 3"]);
+    let o = merge(&[&dirs[0], &dirs[2]], "missing");
+    failed_with(&o, 2, &["segment(s) 1 of 3 missing"]);
+    let other = d.path().join("other");
+    segment(1, "6", &other);
+    let odd = &report_dirs(&other)[0];
+    let o = merge(&[&dirs[0], odd, &dirs[2]], "seed");
+    failed_with(&o, 2, &["run.seed", &odd.display().to_string()]);
+    let whole = d.path().join("whole");
+    ok(&kvmark(&[
+        "--ops",
+        "100",
+        "--report-dir",
+        whole.to_str().unwrap(),
+        &mixed,
+    ]));
+    let o = merge(&[&report_dirs(&whole)[0]], "whole-out");
+    failed_with(&o, 2, &["not a segment's report"]);
+    let o = merge(&[&dirs[0], &dirs[1], &dirs[2]], "merged");
+    failed_with(&o, 2, &["exists and is not empty"]);
+}
+
+#[test]
+fn segment_flags_are_checked() {
+    let mixed = bundled("mixed.lua");
+    let o = kvmark_env(&[("SLURM_PROCID", "2")], &["--segment", "auto", "--ops", "10", &mixed]);
+    failed_with(&o, 2, &["SLURM_NTASKS is not"]);
+    let o = kvmark_env(
+        &[("JOB_COMPLETION_INDEX", "0")],
+        &["--segment", "auto", "--ops", "10", &mixed],
+    );
+    failed_with(&o, 2, &["--segment-count"]);
+    let o = kvmark(&["--start-at", "2099-01-01T00:00:00Z", "--ops", "10", &mixed]);
+    failed_with(&o, 2, &["more than a day"]);
+    let o = kvmark(&["--segment", "0/2", "--epochs", "1", "--ops", "10", &bundled("ivs.lua")]);
+    failed_with(&o, 2, &["cannot run epochs"]);
+    // A passed start warns and runs at once; the report records it.
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("r.json");
+    let o = kvmark(&[
+        "--start-at",
+        "1000000000",
+        "--segment",
+        "1/2",
+        "--ops",
+        "10",
+        "--report",
+        &format!("json:{}", json.display()),
+        &mixed,
+    ]);
+    ok(&o);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("has passed"));
+    let doc = read_json(&json);
+    let scale = &doc["run"]["scale"];
+    assert_eq!(
+        (scale["segment"].as_u64(), scale["segments"].as_u64()),
+        (Some(1), Some(2))
+    );
+    assert_eq!(scale["start_at_unix_ns"].as_u64(), Some(1_000_000_000_000_000_000));
+    assert!(scale["clock_sync"].as_str().unwrap().starts_with("kernel: "));
+    assert!(!scale["host"].as_str().unwrap().is_empty());
+    let phase = &doc["points"][0]["repeats"][0]["phases"][0];
+    let (start, end) = (
+        phase["start_unix_ns"].as_u64().unwrap(),
+        phase["end_unix_ns"].as_u64().unwrap(),
+    );
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64;
+    assert!(
+        start <= end && end <= now && now - start < 120_000_000_000,
+        "{start} {end} {now}"
+    );
+}
+
+/// `mpirun`, or None (said on stderr) where Open MPI is not installed and servers are
+/// not required.
+fn mpirun() -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join("mpirun"))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        assert!(
+            !kvmark::engine::storage::servers_required(),
+            "mpirun is not installed (scripts/setup installs openmpi-bin)"
+        );
+        eprintln!("skipped: mpirun is not installed (scripts/setup installs openmpi-bin)");
+    }
+    found
+}
+
+#[cfg(feature = "redis")]
+#[test]
+fn mpirun_starts_three_segments_against_redis_and_they_merge_exactly() {
+    use kvmark::engine::storage::{Reach, reach, servers_required};
+    let info = kvmark::engine::find("redis").unwrap();
+    match reach(info, &kvmark::engine::EngineOptions::new(), servers_required()) {
+        Reach::Ready => {}
+        Reach::Skip(note) => return eprintln!("{note}"),
+        Reach::Fail(why) => panic!("{why}"),
+    }
+    let Some(mpirun) = mpirun() else { return };
+    let d = tempfile::tempdir().unwrap();
+    let parent = d.path().join("segments");
+    let start = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 4;
+    let start = start.to_string();
+    let url = std::env::var("KVMARK_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_string());
+    let wl = workload("segment_keys.lua");
+    let bench = [
+        "--backend",
+        "redis",
+        "--ops",
+        "6000",
+        "--items",
+        "300",
+        "--seed",
+        "3",
+        "--timeline",
+        "0.1",
+    ];
+    let mut cmd = Command::new(mpirun);
+    cmd.args(["--oversubscribe", "-np", "3"])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("KVMARK_REDIS_URL", &url)
+        .arg(env!("CARGO_BIN_EXE_kvmark"))
+        .args([
+            "--segment",
+            "auto",
+            "--start-at",
+            &start,
+            "--threads",
+            "2",
+            "--report-dir",
+            parent.to_str().unwrap(),
+        ])
+        .args(bench)
+        .arg(&wl)
+        .current_dir(root());
+    let o = cmd.output().expect("run mpirun");
+    ok(&o);
+    let dirs = report_dirs(&parent);
+    assert_eq!(dirs.len(), 3, "one report directory per segment");
+    let indexes: BTreeSet<u64> = dirs
+        .iter()
+        .map(|d| {
+            read_json(&d.join("results.json"))["run"]["scale"]["segment"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(indexes, BTreeSet::from([0, 1, 2]), "mpirun's ranks are the segments");
+    let merged = merge_and_check(&dirs, &d.path().join("merged"));
+    assert_eq!(merged["points"][0]["threads"].as_u64(), Some(6));
+    assert_eq!(merged["points"][0]["repeats"][0]["units"].as_u64(), Some(6000));
+
+    // The segments shared one namespace on the server: it holds exactly the keys one
+    // process of 6 threads inserts.
+    let tag = read_json(&dirs[0].join("results.json"))["run"]["scale"]["shared_tag"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let one = spawn_kvmark(&[&bench[..], &["--threads", "6", "--keep-data", &wl]].concat());
+    let pid = one.id();
+    ok(&one.wait_with_output().unwrap());
+    let mut c = redis::Client::open(url).unwrap().get_connection().unwrap();
+    let mut keys_of = |prefix: String| -> BTreeSet<String> {
+        let keys: Vec<String> = redis::cmd("KEYS").arg(format!("{prefix}*")).query(&mut c).unwrap();
+        let set: BTreeSet<String> = keys
+            .iter()
+            .filter_map(|k| k.split_once(':').map(|(_, key)| key.to_string()))
+            .collect();
+        let _: () = redis::cmd("DEL").arg(&keys).query(&mut c).unwrap();
+        set
+    };
+    let shared = keys_of(format!("kvmark_redis_{tag}_"));
+    let single = keys_of(format!("kvmark_redis_{pid}_"));
+    assert!(single.len() > 3000, "{} keys", single.len());
+    assert_eq!(shared, single, "the segments inserted one process's keys");
+}
+
+#[test]
+fn the_indexed_job_manifest_runs_n_segments() {
+    let text = std::fs::read_to_string(root().join("deploy/k8s/kvmark-job.yaml")).unwrap();
+    let docs: Vec<serde_yaml::Value> = serde_yaml::Deserializer::from_str(&text)
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .collect();
+    let job = docs.iter().find(|d| d["kind"].as_str() == Some("Job")).expect("a Job");
+    let spec = &job["spec"];
+    assert_eq!(spec["completionMode"].as_str(), Some("Indexed"));
+    let n = spec["completions"].as_u64().expect("completions");
+    assert_eq!(spec["parallelism"].as_u64(), Some(n), "all segments run at once");
+    let pod = &spec["template"]["spec"];
+    let container = &pod["containers"][0];
+    let words: Vec<String> = container["command"]
+        .as_sequence()
+        .into_iter()
+        .chain(container["args"].as_sequence())
+        .flatten()
+        .map(|w| w.as_str().unwrap().to_string())
+        .collect();
+    let after = |flag: &str| {
+        words
+            .iter()
+            .position(|w| w == flag)
+            .and_then(|i| words.get(i + 1))
+            .unwrap_or_else(|| panic!("{flag} missing in {words:?}"))
+            .clone()
+    };
+    assert_eq!(after("--segment"), "auto");
+    let count_env = container["env"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"].as_str() == Some("KVMARK_SEGMENT_COUNT"))
+        .and_then(|e| e["value"].as_str())
+        .map(str::to_string);
+    let count = words
+        .iter()
+        .position(|w| w == "--segment-count")
+        .map(|i| words[i + 1].clone())
+        .or(count_env)
+        .expect("the segment count, by flag or KVMARK_SEGMENT_COUNT");
+    assert_eq!(
+        count.parse::<u64>().unwrap(),
+        n,
+        "the segment count is the Job's completions"
+    );
+    assert!(words.iter().any(|w| w == "--start-at"), "{words:?}");
+    let dir = after("--report-dir");
+    let mounts = container["volumeMounts"].as_sequence().unwrap();
+    assert!(
+        mounts.iter().any(|m| dir.starts_with(m["mountPath"].as_str().unwrap())),
+        "--report-dir {dir} is on a mounted volume"
+    );
+    assert!(pod["volumes"].as_sequence().is_some_and(|v| !v.is_empty()));
+    let redis_url = words.iter().find(|w| w.starts_with("redis.url="));
+    assert!(redis_url.is_some(), "the engine's url points at the service: {words:?}");
+}
