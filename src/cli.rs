@@ -5,6 +5,7 @@ pub mod args;
 pub mod epochs;
 mod parse;
 pub mod plan;
+mod ycsb;
 
 pub use self::args::{Cli, Command, GenArgs, PlotArgs, RunArgs};
 pub use self::parse::{ParseError, parse_from};

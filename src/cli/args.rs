@@ -233,7 +233,7 @@ pub struct RunArgs {
 
     /// Report sinks, a comma list of NAME or NAME:PATH (a bare name or PATH - is
     /// stdout): console, tsv, timeline, json, hdr (PATH is a directory of histogram
-    /// logs). [default: console]
+    /// logs), ycsb (YCSB's output layout). [default: console]
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub report: Option<Vec<String>>,
 
@@ -344,6 +344,36 @@ pub struct RunArgs {
     /// as in YCSB-IVS]
     #[arg(long, value_name = "SIZE")]
     pub max_value_bytes: Option<String>,
+
+    /// YCSB: a workload properties file to run (`-P workloads/workloada`), as if given
+    /// as a WORKLOAD; repeatable.
+    #[arg(short = 'P', long, value_name = "FILE")]
+    pub ycsb_file: Vec<PathBuf>,
+
+    /// YCSB: sets a workload property over every YCSB file's own
+    /// (`-p recordcount=100000`); repeatable. A property kvmark does not know is named
+    /// in a warning.
+    #[arg(short = 'p', long, value_name = "NAME=VALUE")]
+    pub property: Vec<String>,
+
+    /// YCSB: time the load phase (YCSB's `-load`; `-load` is read as this flag).
+    #[arg(long)]
+    pub ycsb_load: bool,
+
+    /// YCSB: time the transaction phase (YCSB's `-t`, the default when neither is
+    /// given). Every measurement starts from an empty store, so without --ycsb-load the
+    /// records are loaded untimed first.
+    #[arg(short = 't', long)]
+    pub ycsb_run: bool,
+
+    /// Pin worker thread t to the t-th CPU this process may run on (wrapping when
+    /// threads outnumber CPUs), as keybench's --pin does.
+    #[arg(long, overrides_with = "no_pin")]
+    pub pin: bool,
+
+    /// Switch --pin off (overrides a config file).
+    #[arg(long, overrides_with = "pin")]
+    pub no_pin: bool,
 
     /// Engine options from a config file's engine sections (the command line's
     /// --engine-opt overrides them key by key).

@@ -14,6 +14,8 @@ pub const TIMELINE_TSV: &str = "timeline.tsv";
 pub const RESULTS_JSON: &str = "results.json";
 /// The histogram logs, one per point.
 pub const HDR_DIR: &str = "hdr";
+/// The ycsb sink's blocks, in YCSB's output layout.
+pub const YCSB_TXT: &str = "ycsb.txt";
 /// The config that reruns this run.
 pub const REPLAY_CNF: &str = "replay.cnf";
 

@@ -15,6 +15,7 @@ pub mod setup;
 pub mod sinks;
 pub mod timeline;
 pub mod tsv;
+pub mod ycsb;
 
 use std::io;
 use std::path::PathBuf;

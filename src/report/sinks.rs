@@ -12,6 +12,7 @@ use super::hdr::Hdr;
 use super::json::Json;
 use super::timeline::Timeline;
 use super::tsv::Tsv;
+use super::ycsb::Ycsb;
 use super::{Sink, bundle};
 
 /// What a sink takes from the sampler (`--timeline S`). The sink's own
@@ -48,7 +49,7 @@ pub struct SinkKind {
 
 /// Every sink, in the order `--report`'s help and a bundle list them. The first,
 /// console, is `--report`'s default.
-pub static SINKS: [SinkKind; 5] = [
+pub static SINKS: [SinkKind; 6] = [
     SinkKind {
         name: "console",
         bundle: bundle::REPORT_TXT,
@@ -91,6 +92,13 @@ pub static SINKS: [SinkKind; 5] = [
                 None => Box::new(Hdr::to_stream(writer(None)?)),
             })
         },
+    },
+    SinkKind {
+        name: "ycsb",
+        bundle: bundle::YCSB_TXT,
+        bundle_stdout: false,
+        sampler: SamplerUse::None,
+        open: |path| Ok(Box::new(Ycsb::new(writer(path)?))),
     },
 ];
 
@@ -145,7 +153,7 @@ mod tests {
             }
             assert_ne!(a.bundle, bundle::REPLAY_CNF, "{}", a.name);
         }
-        assert_eq!(SinkKind::names(), "console, tsv, timeline, json, hdr");
+        assert_eq!(SinkKind::names(), "console, tsv, timeline, json, hdr, ycsb");
     }
 
     #[test]

@@ -65,6 +65,10 @@ pub struct Plan {
     pub max_value_bytes: Option<u64>,
     /// Growing values in epochs (`--epochs` and friends, over a workload's own block).
     pub epochs: EpochFlags,
+    /// Pin each worker thread to one CPU (`--pin`).
+    pub pin: bool,
+    /// YCSB's `-p` properties and phase flags, for the replay config.
+    pub ycsb: crate::workload::ycsb::Options,
 }
 
 impl Plan {
