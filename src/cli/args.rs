@@ -238,7 +238,7 @@ pub struct RunArgs {
     pub report: Option<Vec<String>>,
 
     /// Write every report into a fresh directory under DIR (report.txt, points.tsv,
-    /// timeline.tsv, results.json, hdr/, replay.cnf); overrides --report, and the
+    /// timeline.tsv, results.json, hdr/, ycsb.txt, replay.cnf); overrides --report, and the
     /// console report still goes to stdout.
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
@@ -370,6 +370,11 @@ pub struct RunArgs {
     /// threads outnumber CPUs), as keybench's --pin does.
     #[arg(long, overrides_with = "no_pin")]
     pub pin: bool,
+
+    /// Refuse a spec field that Tectonic's schema does not have where it stands
+    /// (Tectonic ignores them, and so by default does kvmark, with a warning naming each).
+    #[arg(long)]
+    pub strict_spec: bool,
 
     /// Switch --pin off (overrides a config file).
     #[arg(long, overrides_with = "pin")]

@@ -291,6 +291,7 @@ impl RunArgs {
                 open(p)
             }
         };
+        workload::spec::set_strict(self.strict_spec);
         let workloads = open_workloads_with(&paths, &open_one)?;
         if self.pin && !self.no_pin {
             crate::run::pin::enable().map_err(usage)?;
