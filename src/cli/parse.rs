@@ -287,8 +287,8 @@ mod tests {
             ("[bench]\nprobe = gpu\n", 2, "unknown probe 'gpu'"),
             ("[bench]\ndata_dir =\n", 2, "data_dir: the value is missing"),
             (
-                "[bench]\ndata_dir = /no/such/dir\n",
-                2,
+                "[bench]\nbackend = rocksdb\ndata_dir = /no/such/dir\n",
+                3,
                 "data_dir: not an existing directory",
             ),
             (

@@ -296,19 +296,21 @@ mod tests {
     fn zipfian_follows_its_law_and_grows() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
         let mut z = Zipfian::new(0, 999, ZIPFIAN_CONSTANT);
-        let mut counts = [0u64; 3];
+        let mut counts = [0u64; 2];
         let draws = 200_000;
         for _ in 0..draws {
             let v = z.next(&mut rng);
             assert!(v < 1000);
-            if v < 3 {
+            if v < 2 {
                 counts[v as usize] += 1;
             }
         }
+        // Gray et al.'s method, as YCSB has it, is exact for the two hottest items:
+        // 1/zeta and 0.5^theta/zeta.
         let zn = zeta(0, 1000, 0.99, 0.0);
         for (i, c) in counts.iter().enumerate() {
             let want = draws as f64 / ((i + 1) as f64).powf(0.99) / zn;
-            assert!((*c as f64 - want).abs() < want * 0.1, "rank {i}: {c} vs {want}");
+            assert!((*c as f64 - want).abs() < want * 0.05, "rank {i}: {c} vs {want}");
         }
         // Growing the item count extends zeta by the new terms only.
         let _ = z.next_of(2000, &mut rng);
@@ -348,7 +350,11 @@ mod tests {
         let mut exp = KeyChooser::Exponential {
             gamma: -(1.0f64 - 0.95).ln() / 85.0,
         };
+        // 95% of the distances are below 86 (whole keys), and draws past key 0 are
+        // drawn again, as YCSB does.
         let near = (0..n).filter(|_| exp.pick(99, &mut rng) >= 99 - 85).count();
-        assert!((near as f64 / n as f64 - 0.95).abs() < 0.01, "{near}");
+        let g: f64 = -(1.0f64 - 0.95).ln() / 85.0;
+        let want = (1.0 - (-g * 86.0).exp()) / (1.0 - (-g * 100.0).exp());
+        assert!((near as f64 / n as f64 - want).abs() < 0.01, "{near} vs {want}");
     }
 }
