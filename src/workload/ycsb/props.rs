@@ -168,9 +168,13 @@ pub fn read(path: &Path, overrides: &[(String, String)]) -> Result<Properties, S
     Ok(p)
 }
 
-/// Whether `path` reads as a YCSB workload file: text with at least one CoreWorkload
-/// property.
+/// Whether `path` reads as a YCSB workload file: a name without an extension (as
+/// YCSB's `workloads/workloada`), holding text with at least one CoreWorkload property.
+/// (`-P` names a YCSB file of any name.)
 pub fn looks_like(path: &Path) -> bool {
+    if path.extension().is_some() {
+        return false;
+    }
     match std::fs::read(path) {
         Ok(bytes) if bytes.len() < (1 << 20) => match std::str::from_utf8(&bytes) {
             Ok(text) => Properties::parse(text).has_core_property(),
