@@ -6,6 +6,7 @@ pub mod epochs;
 mod parse;
 pub mod plan;
 mod scale;
+mod ycsb;
 
 pub use self::args::{Cli, Command, GenArgs, MergeArgs, PlotArgs, RunArgs};
 pub use self::parse::{ParseError, parse_from};

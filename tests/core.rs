@@ -366,7 +366,10 @@ fn usage_errors_exit_2_with_a_message() {
         (&["--secs", "-1", "x.lua"], "--secs -1: give a positive number"),
         (&["--repeat", "0", "x.lua"], "--repeat 0"),
         (&["--engine-opt", "skiplist", "x.lua"], "expected ENGINE.KEY=VALUE"),
-        (&["--data-dir", "/no/such/dir", "x.lua"], "not an existing directory"),
+        (
+            &["--backend", "rocksdb", "--data-dir", "/no/such/dir", "x.lua"],
+            "not an existing directory",
+        ),
         (&["--bogus-flag", "x.lua"], "unexpected argument '--bogus-flag'"),
         (&["README.md"], "unknown workload type '.md'"),
     ];

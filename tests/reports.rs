@@ -88,12 +88,16 @@ fn every_sink_agrees_with_the_console() {
             );
             assert!(lo <= wu && wu <= hi);
             assert_eq!(row["seed_keys"], "2000");
+            // keybench's meaning: the point's get hit rate in percent, on every row.
+            let hit: f64 = row["hit_rate"].parse().unwrap();
+            assert!((0.0..=100.0).contains(&hit));
+            assert_eq!(row["hit_rate"], rows[0]["hit_rate"], "one hit rate per point");
             if op == "get" {
-                let hit: f64 = row["hit_rate"].parse().unwrap();
-                assert!((0.0..=1.0).contains(&hit));
-            } else {
-                assert_eq!(row["hit_rate"], "-");
+                let (h, m): (f64, f64) = (row["hits"].parse().unwrap(), row["misses"].parse().unwrap());
+                assert!((hit - 100.0 * h / (h + m)).abs() < 0.001, "{hit} vs {h}/{m}");
             }
+            assert_eq!(row["err_rate"], "0.000");
+            assert_eq!((row["sweep_param"].as_str(), row["sweep_value"].as_str()), ("", "1"));
         }
     }
 

@@ -729,3 +729,67 @@ fn users_and_items_that_no_workload_reads_are_warned_about() {
     warned_only_without_a_lua_workload(&["--items", "50"], "warning: --users and --items do not apply to specs");
     warned_only_without_a_lua_workload(&["--users", "50"], "warning: --users and --items do not apply to specs");
 }
+
+#[test]
+fn tectonics_misplaced_fields_are_ignored_with_a_warning_and_refused_when_strict() {
+    // The shapes of Tectonic's published specs that carry a field its schema does not
+    // have there: a `key` under point_queries and updates, a `selection` under
+    // empty_point_queries.
+    let (_d, spec) = spec_file(
+        "misplaced.json",
+        r#"{"sections": [{"groups": [
+             {"inserts": {"op_count": 500, "key": {"uniform": {"len": 12}}, "val": {"uniform": {"len": 32}}}},
+             {"point_queries": {"op_count": 100, "key": {"uniform": {"len": 12}}},
+              "updates": {"op_count": 100, "key": {"uniform": {"len": 12}}, "val": {"uniform": {"len": 32}}},
+              "empty_point_queries": {"op_count": 100, "key": {"uniform": {"len": 12}},
+                                      "selection": {"uniform": {"min": 0, "max": 1}}}}]}]}"#,
+    );
+    let o = kvmark(&[spec.to_str().unwrap()]);
+    assert_exit(&o, 0);
+    let err = stderr(&o);
+    for path in [
+        "sections[0].groups[1].point_queries: field `key`",
+        "sections[0].groups[1].updates: field `key`",
+        "sections[0].groups[1].empty_point_queries: field `selection`",
+    ] {
+        assert!(err.contains(path), "no warning for {path}: {err}");
+    }
+    assert_eq!(op_count(&stdout(&o), "get"), Some(200), "{}", stdout(&o));
+    let o = kvmark(&["--strict-spec", spec.to_str().unwrap()]);
+    assert_exit(&o, 2);
+    assert!(stderr(&o).contains("unknown field `key`"), "{}", stderr(&o));
+    // A name that is no field of the schema anywhere stays an error: a typo.
+    let (_d2, typo) = spec_file(
+        "typo.json",
+        r#"{"sections": [{"groups": [{"inserts": {"op_count": 5, "key_len": 4, "val_len": 4, "amout": 3}}]}]}"#,
+    );
+    let o = kvmark(&[typo.to_str().unwrap()]);
+    assert_exit(&o, 2);
+    assert!(stderr(&o).contains("amout"), "{}", stderr(&o));
+}
+
+#[test]
+fn weighted_key_lengths_make_one_key_space() {
+    // Tectonic's varied key lengths: inserts pick 8- or 24-character keys by weight.
+    let (_d, spec) = spec_file(
+        "varied.json",
+        r#"{"sections": [{"groups": [
+             {"inserts": {"op_count": 2000, "val": {"uniform": {"len": 16}},
+              "key": {"weighted": [{"weight": 0.3, "value": {"uniform": {"len": 8}}},
+                                   {"weight": 0.7, "value": {"uniform": {"len": 24}}}]}}},
+             {"point_queries": {"op_count": 500}, "empty_point_queries": {"op_count": 100}}]}]}"#,
+    );
+    let lines = gen_lines(&spec, &[]);
+    let lens: Vec<usize> = lines
+        .iter()
+        .filter(|l| l[0] == b'I')
+        .map(|l| fields(l)[1].len())
+        .collect();
+    assert_eq!(lens.len(), 2000);
+    let short = lens.iter().filter(|&&n| n == 8).count();
+    assert_eq!(short + lens.iter().filter(|&&n| n == 24).count(), 2000, "{lens:?}");
+    assert!((450..750).contains(&short), "{short} of 2000 keys are 8 characters");
+    let o = kvmark(&[spec.to_str().unwrap()]);
+    assert_exit(&o, 0);
+    assert!(stdout(&o).contains("get hit rate"), "{}", stdout(&o));
+}

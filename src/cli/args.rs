@@ -264,12 +264,13 @@ pub struct RunArgs {
 
     /// Report sinks, a comma list of NAME or NAME:PATH (a bare name or PATH - is
     /// stdout): console, tsv, timeline, json, hdr (PATH is a directory of histogram
-    /// logs), verify (--verify's anomaly counts). [default: console]
+    /// logs), verify (--verify's anomaly counts), ycsb (YCSB's output layout).
+    /// [default: console]
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub report: Option<Vec<String>>,
 
     /// Write every report into a fresh directory under DIR (report.txt, points.tsv,
-    /// timeline.tsv, results.json, hdr/, verify.tsv, replay.cnf); overrides --report, and the
+    /// timeline.tsv, results.json, hdr/, verify.tsv, ycsb.txt, replay.cnf); overrides --report, and the
     /// console report still goes to stdout.
     #[arg(long, value_name = "DIR")]
     pub report_dir: Option<PathBuf>,
@@ -405,6 +406,40 @@ pub struct RunArgs {
     /// load runs before it.
     #[arg(long, value_name = "TIME")]
     pub start_at: Option<String>,
+    /// YCSB: a workload properties file to run (`-P workloads/workloada`), as if given
+    /// as a WORKLOAD; repeatable.
+    #[arg(short = 'P', long, value_name = "FILE")]
+    pub ycsb_file: Vec<PathBuf>,
+
+    /// YCSB: sets a workload property over every YCSB file's own
+    /// (`-p recordcount=100000`); repeatable. A property kvmark does not know is named
+    /// in a warning.
+    #[arg(short = 'p', long, value_name = "NAME=VALUE")]
+    pub property: Vec<String>,
+
+    /// YCSB: time the load phase (YCSB's `-load`; `-load` is read as this flag).
+    #[arg(long)]
+    pub ycsb_load: bool,
+
+    /// YCSB: time the transaction phase (YCSB's `-t`, the default when neither is
+    /// given). Every measurement starts from an empty store, so without --ycsb-load the
+    /// records are loaded untimed first.
+    #[arg(short = 't', long)]
+    pub ycsb_run: bool,
+
+    /// Pin worker thread t to the t-th CPU this process may run on (wrapping when
+    /// threads outnumber CPUs), as keybench's --pin does.
+    #[arg(long, overrides_with = "no_pin")]
+    pub pin: bool,
+
+    /// Refuse a spec field that Tectonic's schema does not have where it stands
+    /// (Tectonic ignores them, and so by default does kvmark, with a warning naming each).
+    #[arg(long)]
+    pub strict_spec: bool,
+
+    /// Switch --pin off (overrides a config file).
+    #[arg(long, overrides_with = "pin")]
+    pub no_pin: bool,
 
     /// Engine options from a config file's engine sections (the command line's
     /// --engine-opt overrides them key by key).

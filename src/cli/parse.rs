@@ -62,7 +62,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString>,
 {
-    let argv: Vec<OsString> = argv.into_iter().map(Into::into).collect();
+    let argv = ycsb_flags(argv.into_iter().map(Into::into).collect());
     let matches = Cli::command().try_get_matches_from(&argv).map_err(ParseError::Clap)?;
     // Run flags sit after the program name, or after `replay`.
     let (run, at) = match matches.subcommand() {
@@ -75,6 +75,28 @@ where
     };
     let file = config::load(path, &Cli::command()).map_err(ParseError::Config)?;
     with_config(&argv, at, run, &file)
+}
+
+/// Reads YCSB's single-dash client flags as kvmark's: `-load` is `--ycsb-load`,
+/// `-threads N` is `--threads N` and `-target N` is `-p target=N`, so a YCSB command
+/// line runs as it is (clap would read `-load` as four short flags).
+fn ycsb_flags(argv: Vec<OsString>) -> Vec<OsString> {
+    let mut out = Vec::with_capacity(argv.len());
+    let mut it = argv.into_iter();
+    while let Some(a) = it.next() {
+        match a.to_str() {
+            Some("-load") => out.push("--ycsb-load".into()),
+            Some("-threads") => out.push("--threads".into()),
+            Some("-target") => {
+                out.push("-p".into());
+                let mut v = OsString::from("target=");
+                v.push(it.next().unwrap_or_default());
+                out.push(v);
+            }
+            _ => out.push(a),
+        }
+    }
+    out
 }
 
 /// Lays `argv`, whose run flags start at index `at` and parsed as `given`, over `file`.
@@ -265,8 +287,8 @@ mod tests {
             ("[bench]\nprobe = gpu\n", 2, "unknown probe 'gpu'"),
             ("[bench]\ndata_dir =\n", 2, "data_dir: the value is missing"),
             (
-                "[bench]\ndata_dir = /no/such/dir\n",
-                2,
+                "[bench]\nbackend = rocksdb\ndata_dir = /no/such/dir\n",
+                3,
                 "data_dir: not an existing directory",
             ),
             (

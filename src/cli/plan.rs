@@ -196,7 +196,12 @@ impl RunArgs {
             positive_list(name, list.clone(), vec![1])
                 .map_err(|e| self.refused(name, e.0, "'0' is not a positive whole number"))
         };
-        let threads = sweep("threads", &self.threads)?;
+        let ycsb = self.ycsb_options()?;
+        let ycsb_threads = self.ycsb_threadcount(&ycsb);
+        let threads = match ycsb_threads {
+            Some(n) if self.threads.is_none() => vec![n],
+            _ => sweep("threads", &self.threads)?,
+        };
         let connections = sweep("connections", &self.connections)?;
         if let Some(&c) = connections.iter().find(|&&c| c > MAX_CONNECTIONS) {
             return Err(self.refused_value(
@@ -217,14 +222,24 @@ impl RunArgs {
             return Err(self.refused_value("seed_threads", 0, "give at least 1"));
         }
         let engines = self.engines()?;
+        let mut data_dir = self.data_dir.clone();
         if let Some(dir) = &self.data_dir
             && !dir.is_dir()
         {
-            return Err(self.refused_value(
-                "data_dir",
-                dir.display(),
-                "not an existing directory (create it on the disk you mean to benchmark)",
-            ));
+            if engines.iter().any(|e| e.storage.on_disk()) {
+                return Err(self.refused_value(
+                    "data_dir",
+                    dir.display(),
+                    "not an existing directory (create it on the disk you mean to benchmark)",
+                ));
+            }
+            // Only in-memory engines run: the directory is never used (keybench
+            // accepts such a config too).
+            eprintln!(
+                "kvmark: warning: data_dir {} does not exist; unused, since no engine of this run stores data on disk",
+                dir.display()
+            );
+            data_dir = None;
         }
         if self.data_dir.is_none()
             && let Some(e) = engines.iter().find(|e| e.storage.on_disk())
@@ -268,7 +283,20 @@ impl RunArgs {
             None => ProbeSet::ALL,
         };
         let (segment, start_at) = self.scale_out(&engines, &epochs, &open_loop.slo)?;
-        let workloads = open_workloads_with(&self.workloads, open)?;
+        let mut paths = self.workloads.clone();
+        paths.extend(self.ycsb_file.iter().cloned());
+        let open_one = |p: &std::path::Path| {
+            if self.is_ycsb_file(p) {
+                workload::ycsb::open(p, &ycsb)
+            } else {
+                open(p)
+            }
+        };
+        workload::spec::set_strict(self.strict_spec);
+        let workloads = open_workloads_with(&paths, &open_one)?;
+        if self.pin && !self.no_pin {
+            crate::run::pin::enable().map_err(usage)?;
+        }
         epochs::check(&epochs, &workloads, seed_once, &open_loop.refused_by_epochs())?;
         let verify = self.verify && !self.no_verify;
         if verify && let Some(wl) = workloads.iter().find(|wl| epochs.resolve(wl.as_ref()).is_some()) {
@@ -307,7 +335,7 @@ impl RunArgs {
             params,
             load_threads: self.seed_threads,
             load_once: seed_once,
-            data_dir: self.data_dir,
+            data_dir,
             keep_data: self.keep_data && !self.no_keep_data,
             settle: self.settle && !self.no_settle,
             timeline,
@@ -323,6 +351,8 @@ impl RunArgs {
             verify,
             segment,
             start_at,
+            pin: self.pin && !self.no_pin,
+            ycsb,
         })
     }
 

@@ -92,6 +92,13 @@ fn strip_comment(line: &str) -> &str {
     line
 }
 
+/// Whether `line` is the unquoted first line keybench writes atop its replay configs
+/// ("keybench 0.1.0 replay file - reproduce with:  keybench --config run.cnf"), which
+/// keybench's own reader skips as a line without `=`.
+fn is_keybench_header(line: &str) -> bool {
+    line.starts_with("keybench ") && line.contains(" replay file")
+}
+
 /// Parses `text`, read from `file` (used in messages).
 pub fn parse(text: &str, file: &Path) -> Result<Ini, ConfigError> {
     let mut ini = Ini::default();
@@ -100,7 +107,7 @@ pub fn parse(text: &str, file: &Path) -> Result<Ini, ConfigError> {
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
         let line = strip_comment(raw).trim();
-        if line.is_empty() {
+        if line.is_empty() || (n == 1 && is_keybench_header(line)) {
             continue;
         }
         if let Some(rest) = line.strip_prefix('[') {

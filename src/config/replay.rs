@@ -120,6 +120,18 @@ pub fn render(plan: &Plan, outputs: &Outputs) -> Result<String, String> {
         plan.max_value_bytes
             .map_or_else(|| "none".to_string(), |n| n.to_string()),
     )?;
+    if plan.pin {
+        put("pin", "true".to_string())?;
+    }
+    for (k, v) in &plan.ycsb.overrides {
+        put("property", format!("{k}={v}"))?;
+    }
+    if plan.ycsb.load {
+        put("ycsb_load", "true".to_string())?;
+    }
+    if plan.ycsb.run {
+        put("ycsb_run", "true".to_string())?;
+    }
     match &outputs.report_dir {
         Some(dir) => put("report_dir", abs(dir))?,
         None => put(

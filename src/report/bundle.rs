@@ -16,6 +16,8 @@ pub const RESULTS_JSON: &str = "results.json";
 pub const HDR_DIR: &str = "hdr";
 /// The verify sink's rows (`--verify`).
 pub const VERIFY_TSV: &str = "verify.tsv";
+/// The ycsb sink's blocks, in YCSB's output layout.
+pub const YCSB_TXT: &str = "ycsb.txt";
 /// The config that reruns this run.
 pub const REPLAY_CNF: &str = "replay.cnf";
 

@@ -295,7 +295,7 @@ fn summary(out: &mut dyn Write, rows: &[SummaryRow]) -> io::Result<()> {
     writeln!(out, "  status")?;
     for r in rows {
         let (param, value) = r.key.sweep_columns();
-        let mut sweep = if param == "-" {
+        let mut sweep = if param.is_empty() {
             String::new()
         } else {
             format!("{param}={value}")

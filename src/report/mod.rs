@@ -17,6 +17,7 @@ pub mod sinks;
 pub mod timeline;
 pub mod tsv;
 pub mod verify;
+pub mod ycsb;
 
 use std::io;
 use std::path::PathBuf;

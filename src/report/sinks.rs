@@ -13,6 +13,7 @@ use super::json::Json;
 use super::timeline::Timeline;
 use super::tsv::Tsv;
 use super::verify::VerifyTsv;
+use super::ycsb::Ycsb;
 use super::{Sink, bundle};
 
 /// What a sink takes from the sampler (`--timeline S`). The sink's own
@@ -49,7 +50,7 @@ pub struct SinkKind {
 
 /// Every sink, in the order `--report`'s help and a bundle list them. The first,
 /// console, is `--report`'s default.
-pub static SINKS: [SinkKind; 6] = [
+pub static SINKS: [SinkKind; 7] = [
     SinkKind {
         name: "console",
         bundle: bundle::REPORT_TXT,
@@ -104,6 +105,13 @@ pub static SINKS: [SinkKind; 6] = [
         bundle_stdout: false,
         sampler: SamplerUse::None,
         open: |path| Ok(Box::new(VerifyTsv::new(writer(path)?))),
+    },
+    SinkKind {
+        name: "ycsb",
+        bundle: bundle::YCSB_TXT,
+        bundle_stdout: false,
+        sampler: SamplerUse::None,
+        open: |path| Ok(Box::new(Ycsb::new(writer(path)?))),
     },
 ];
 
@@ -160,7 +168,7 @@ mod tests {
             }
             assert_ne!(a.bundle, bundle::REPLAY_CNF, "{}", a.name);
         }
-        assert_eq!(SinkKind::names(), "console, tsv, timeline, json, hdr, verify");
+        assert_eq!(SinkKind::names(), "console, tsv, timeline, json, hdr, verify, ycsb");
     }
 
     #[test]

@@ -1,12 +1,14 @@
 //! `tsv`: one row per operation kind (and latency set) per phase per grid point,
-//! written as each point finishes. keybench's columns come first, in its order, so its scripts keep
-//! working; kvmark's own columns follow.
+//! written as each point finishes. keybench's columns come first, in its order and with its
+//! meaning, so its scripts keep working: `hit_rate` is the phase's get hit rate and `err_rate`
+//! the kind's share of failed calls, both in percent; a point without a sweep has an empty
+//! `sweep_param` and `sweep_value` 1. kvmark's own columns follow.
 
 use std::io::{self, Write};
 
-use super::figures::{err_rate, hit_rate, phase_views};
+use super::figures::{err_rate, phase_views};
 use super::{RunInfo, Sink, epochs, tsv_field};
-use crate::metrics::{LatencySet, LatencySummary, OpKind};
+use crate::metrics::{LatencySet, LatencySummary};
 use crate::result::PointResult;
 use crate::result::RunOutcome;
 
@@ -116,6 +118,9 @@ impl Sink for Tsv {
         let (param, value) = key.sweep_columns();
         let load = p.load();
         for view in phase_views(p) {
+            // keybench's hit_rate: the phase's get hit rate in percent, on every row
+            // (0 without lookups); each kind's own hits and misses are kvmark's columns.
+            let phase_hits = 100.0 * view.rec.hit_rate().unwrap_or(0.0);
             // One row per operation kind and latency set (service time; response time
             // too in open-loop runs).
             let kinds: Vec<_> = view
@@ -144,7 +149,6 @@ impl Sink for Tsv {
                 ]);
                 match op {
                     Some((kind, _, stats, s)) => {
-                        let lookups = matches!(kind, OpKind::Get | OpKind::Mget);
                         c.extend([
                             kind.name().to_string(),
                             s.count.to_string(),
@@ -152,14 +156,15 @@ impl Sink for Tsv {
                             s.p99().to_string(),
                             s.at("p99.9").unwrap_or(0).to_string(),
                             s.max.to_string(),
-                            opt(lookups.then(|| hit_rate(stats.hits, stats.misses)).flatten(), 6),
-                            format!("{:.6}", err_rate(stats.errors, s.count)),
+                            format!("{:.3}", phase_hits),
+                            format!("{:.3}", 100.0 * err_rate(stats.errors, s.count)),
                         ]);
                     }
                     None => {
                         c.extend(["-".to_string(), "0".to_string()]);
-                        c.extend(dash(5));
-                        c.push(format!("{:.6}", 0.0));
+                        c.extend(dash(4));
+                        c.push(format!("{:.3}", phase_hits));
+                        c.push(format!("{:.3}", 0.0));
                     }
                 }
                 c.extend([

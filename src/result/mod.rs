@@ -61,12 +61,13 @@ pub struct PointKey {
 
 impl PointKey {
     /// The sweep column pair keybench reports: the workload's own sweep, else the
-    /// batch size for batched workloads, else none.
+    /// batch size for batched workloads, else keybench's "no sweep": an empty
+    /// parameter and the value 1.
     pub fn sweep_columns(&self) -> (String, String) {
         match (&self.sweep, self.batched) {
             (Some((param, value)), _) => (param.clone(), value.to_string()),
             (None, true) => ("batch".to_string(), self.batch.to_string()),
-            (None, false) => ("-".to_string(), "-".to_string()),
+            (None, false) => (String::new(), "1".to_string()),
         }
     }
 

@@ -19,6 +19,7 @@ pub mod epochs;
 mod grid;
 pub mod live;
 pub mod observer;
+pub mod pin;
 mod plan;
 pub mod progress;
 mod runner;

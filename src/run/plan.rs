@@ -72,6 +72,10 @@ pub struct Plan {
     pub segment: Segment,
     /// Every segment's first timed phase starts at this absolute time (`--start-at`).
     pub start_at: Option<SystemTime>,
+    /// Pin each worker thread to one CPU (`--pin`).
+    pub pin: bool,
+    /// YCSB's `-p` properties and phase flags, for the replay config.
+    pub ycsb: crate::workload::ycsb::Options,
 }
 
 impl Plan {

@@ -204,6 +204,14 @@ pub enum NumExpr {
     Const(f64),
     /// A fresh sample per use.
     Dist(Dist),
+    /// One of several values, by cumulative weight (normalised so the last is 1): a
+    /// `weighted` choice between lengths.
+    Choice {
+        /// Cumulative weights.
+        cum: Vec<f64>,
+        /// The values.
+        values: Vec<f64>,
+    },
 }
 
 impl NumExpr {
@@ -213,6 +221,11 @@ impl NumExpr {
         match self {
             NumExpr::Const(v) => *v,
             NumExpr::Dist(d) => d.sample(rng),
+            NumExpr::Choice { cum, values } => {
+                let u: f64 = rng.random();
+                let i = cum.iter().position(|&c| u < c).unwrap_or(values.len() - 1);
+                values[i]
+            }
         }
     }
 
@@ -227,7 +240,7 @@ impl NumExpr {
                 let (lo, hi) = (min.max(0.0) as u64, max.max(0.0) as u64);
                 if lo >= hi { lo } else { rng.random_range(lo..=hi) }
             }
-            NumExpr::Dist(d) => d.sample(rng).round().max(0.0) as u64,
+            NumExpr::Dist(_) | NumExpr::Choice { .. } => self.sample(rng).round().max(0.0) as u64,
         }
     }
 
@@ -236,6 +249,7 @@ impl NumExpr {
         match self {
             NumExpr::Const(v) => Some(v.round().max(0.0) as u64),
             NumExpr::Dist(Dist::Uniform { min, .. }) => Some(min.round().max(0.0) as u64),
+            NumExpr::Choice { values, .. } => values.iter().map(|v| v.round().max(0.0) as u64).min(),
             _ => None,
         }
     }
@@ -246,6 +260,7 @@ impl NumExpr {
             NumExpr::Const(v) => Some(v.round().max(0.0) as u64),
             NumExpr::Dist(Dist::Uniform { max, .. }) => Some(max.round().max(0.0) as u64),
             NumExpr::Dist(Dist::Zipf { n: Some(n), .. }) => Some(*n),
+            NumExpr::Choice { values, .. } => values.iter().map(|v| v.round().max(0.0) as u64).max(),
             _ => None,
         }
     }

@@ -12,6 +12,7 @@ pub mod op;
 pub mod oplog;
 pub mod replay;
 pub mod spec;
+pub mod ycsb;
 
 use std::fmt;
 use std::path::Path;
@@ -208,7 +209,8 @@ pub trait Program {
 }
 
 /// Opens a workload file, choosing the format by its extension: `.lua` scripts,
-/// `.json` declarative specs, `.ops` operation logs.
+/// `.json` declarative specs, `.ops` operation logs; any other name that reads as
+/// YCSB properties is a YCSB workload file.
 pub fn open(path: &Path) -> Result<Arc<dyn Workload>, WorkloadError> {
     open_until(path, &Arc::new(AtomicBool::new(false)))
 }
@@ -220,8 +222,9 @@ pub fn open_until(path: &Path, abort: &Arc<AtomicBool>) -> Result<Arc<dyn Worklo
         "lua" => Ok(Arc::new(lua::LuaWorkload::open(path, abort)?)),
         "json" => Ok(Arc::new(spec::SpecWorkload::open(path)?)),
         "ops" => replay::open_workload(path),
+        _ if ycsb::props::looks_like(path) => ycsb::open(path, &ycsb::Options::default()),
         _ => Err(WorkloadError::Invalid(format!(
-            "{}: unknown workload type '.{ext}' (expected a .lua script, a .json spec or an .ops operation log; \
+            "{}: unknown workload type '.{ext}' (expected a .lua script, a .json spec, an .ops operation log or a YCSB workload file; \
              `kvmark replay FILE` replays a log of any name)",
             path.display()
         ))),

@@ -302,7 +302,7 @@ fn point_of(t: &Table, rows: &[usize]) -> Option<Point> {
     let s = |c: &str| t.get(r0, c).unwrap_or("-").to_string();
     let n = |r: usize, c: &str| t.num(r, c).unwrap_or(f64::NAN);
     let sweep = match (s("sweep_param").as_str(), s("sweep_value")) {
-        ("-" | "batch", _) => None,
+        ("-" | "" | "batch", _) => None,
         (p, v) => Some((p.to_string(), v)),
     };
     let rate = match s("rate").as_str() {

@@ -146,7 +146,7 @@ pub fn tracks(t: &Table) -> Vec<Track> {
                 engine: g("engine").to_string(),
                 batch: t.num(r, "batch").unwrap_or(1.0) as usize,
                 sweep: match (g("sweep_param"), g("sweep_value")) {
-                    ("-" | "batch", _) => None,
+                    ("-" | "" | "batch", _) => None,
                     (p, v) => Some((p.to_string(), v.to_string())),
                 },
                 rate: Some(g("rate")).filter(|r| *r != "-").map(str::to_string),

@@ -239,6 +239,10 @@ pub fn run(crew: &Crew<'_>, steps: &[Step], monitor: &mut dyn Monitor) -> CrewOu
             let tx = tx.clone();
             let ctx = &ctx;
             let body = move || {
+                // --pin: once per OS thread, before its workers open sessions.
+                if let Err(e) = crate::run::pin::pin_worker(t) {
+                    eprintln!("kvmark: warning: {e}; this thread runs unpinned");
+                }
                 if connections == 1 {
                     return worker::worker(ctx, t, tx);
                 }

@@ -169,8 +169,10 @@ fn parse_sweep(t: &Table) -> Result<Sweep, String> {
             return Err(format!("sweep.values must be an array, got {}", other.type_name()));
         }
     };
+    // keybench reads a missing seed_per_value as true: a sweep value usually shapes
+    // the dataset (valsize.lua's value size), so it gets its own seeded store.
     let seed_per_value = match t.get::<Value>("seed_per_value").map_err(|e| e.to_string())? {
-        Value::Nil => false,
+        Value::Nil => true,
         Value::Boolean(b) => b,
         other => {
             return Err(format!(

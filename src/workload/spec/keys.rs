@@ -45,6 +45,39 @@ pub struct KeyCodec {
     fixed: Option<(Vec<u8>, Vec<u8>)>,
 }
 
+/// A `weighted` choice between `uniform` strings of one character set that differ
+/// only in length (Tectonic's varied key lengths) is one `uniform` string whose length
+/// is that weighted choice, so it can be a key's identity; any other part is kept.
+fn lengths_by_weight(part: Str) -> Str {
+    let Str::Weighted { cum, alts } = &part else {
+        return part;
+    };
+    let mut values = Vec::with_capacity(alts.len());
+    let mut set = None;
+    for alt in alts {
+        match alt {
+            Str::Chars {
+                cs,
+                len: NumExpr::Const(len),
+            } if set.is_none_or(|s| s == *cs) => {
+                set = Some(*cs);
+                values.push(*len);
+            }
+            _ => return part,
+        }
+    }
+    match set {
+        Some(cs) => Str::Chars {
+            cs,
+            len: NumExpr::Choice {
+                cum: cum.clone(),
+                values,
+            },
+        },
+        None => part,
+    }
+}
+
 /// Largest id width (in characters) whose ids fit in 64 bits.
 fn max_digits(base: u64) -> usize {
     let mut d = 0;
@@ -63,6 +96,7 @@ impl KeyCodec {
             Str::Seq(parts) => parts,
             other => vec![other],
         };
+        let parts: Vec<Str> = parts.into_iter().map(lengths_by_weight).collect();
         // The identity: the `uniform` part (outside any `weighted`) that can hold the
         // most ids; the last one wins ties, so a leading tenant-like part stays random.
         let mut best: Option<(usize, u64)> = None;

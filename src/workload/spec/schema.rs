@@ -538,17 +538,104 @@ pub struct LatestParams {
 
 /// Parses a spec, naming the JSON path (and line and column) of any problem.
 pub fn parse(text: &str) -> Result<SpecFile, String> {
+    parse_lenient(text, true).map(|(spec, _)| spec)
+}
+
+/// Field names of Tectonic's operation schema. Tectonic ignores fields it does not
+/// know, and some of its published specs carry one of these where its schema has no
+/// such field (a `key` under `point_queries`, a `selection` under
+/// `empty_point_queries`): unless `strict`, [`parse_lenient`] drops such a field with a
+/// warning. A name that is no field anywhere stays an error: it is a typo.
+pub const TECTONIC_FIELDS: [&str; 9] = [
+    "key",
+    "val",
+    "key_len",
+    "val_len",
+    "selection",
+    "character_set",
+    "selectivity",
+    "range_format",
+    "op_count",
+];
+
+fn located<E: std::fmt::Display>(path: &str, inner: E) -> String {
+    if path == "." || path.is_empty() {
+        inner.to_string()
+    } else {
+        format!("{path}: {inner}")
+    }
+}
+
+/// The field an "unknown field" error names.
+fn unknown_field(message: &str) -> Option<&str> {
+    message.strip_prefix("unknown field `")?.split('`').next()
+}
+
+/// Parses a spec; unless `strict`, a Tectonic field where Tectonic's schema does not
+/// have it is dropped, and returned as a warning naming its JSON path.
+pub fn parse_lenient(text: &str, strict: bool) -> Result<(SpecFile, Vec<String>), String> {
     let de = &mut serde_json::Deserializer::from_str(text);
-    let spec: SpecFile = serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        if path == "." || path.is_empty() {
-            inner.to_string()
-        } else {
-            format!("{path}: {inner}")
+    let err = match serde_path_to_error::deserialize::<_, SpecFile>(de) {
+        Ok(spec) => return Ok((spec, Vec::new())),
+        Err(e) => e,
+    };
+    let first = located(&err.path().to_string(), err.inner());
+    if strict || unknown_field(&err.inner().to_string()).is_none() {
+        return Err(first);
+    }
+    // Drop the misplaced fields one at a time, from the parsed document (which has no
+    // lines and columns, so the first error is the one reported if a drop fails).
+    let mut doc: serde_json::Value = serde_json::from_str(text).map_err(|_| first.clone())?;
+    let mut warnings = Vec::new();
+    loop {
+        let err = match serde_path_to_error::deserialize::<_, SpecFile>(&doc) {
+            Ok(spec) => return Ok((spec, warnings)),
+            Err(e) => e,
+        };
+        let message = err.inner().to_string();
+        let path = err.path().to_string();
+        let Some(field) = unknown_field(&message).filter(|f| TECTONIC_FIELDS.contains(f)) else {
+            return Err(if warnings.is_empty() {
+                first
+            } else {
+                located(&path, &message)
+            });
+        };
+        let field = field.to_string();
+        if !remove_at(&mut doc, err.path(), &field) || warnings.len() > 1000 {
+            return Err(first);
         }
-    })?;
-    Ok(spec)
+        let at = path.trim_end_matches(&format!(".{field}")).to_string();
+        warnings.push(format!(
+            "{at}: field `{field}` is not part of Tectonic's schema here and is ignored, as Tectonic ignores it \
+             (--strict-spec refuses it)"
+        ));
+    }
+}
+
+/// Removes `field` from the object at `path` in `doc` (the path may end at the field).
+fn remove_at(doc: &mut serde_json::Value, path: &serde_path_to_error::Path, field: &str) -> bool {
+    use serde_path_to_error::Segment;
+    let mut at = doc;
+    let segments: Vec<&Segment> = path.iter().collect();
+    let n = match segments.last() {
+        Some(Segment::Map { key }) if key == field => segments.len() - 1,
+        _ => segments.len(),
+    };
+    for seg in &segments[..n] {
+        at = match seg {
+            Segment::Seq { index } => match at.get_mut(*index) {
+                Some(v) => v,
+                None => return false,
+            },
+            Segment::Map { key } => match at.get_mut(key.as_str()) {
+                Some(v) => v,
+                None => return false,
+            },
+            _ => return false,
+        };
+    }
+    at.as_object_mut().is_some_and(|o| o.remove(field).is_some())
 }
 
 #[cfg(test)]

@@ -1,0 +1,624 @@
+//! YCSB workload files (CoreWorkload properties, and YCSB-IVS's extend), run as they
+//! are: `kvmark -P workloads/workloada -p recordcount=1000` or a YCSB file given as a
+//! WORKLOAD.
+//!
+//! Keys are YCSB's: "user" and the key number, hashed with YCSB's FNV-64 unless
+//! `insertorder=ordered`, zero-padded to `zeropadding` digits ([`generators::key_name`]), so a
+//! store kvmark loads holds the keys YCSB would load. A record's `fieldcount` fields
+//! are one value: their bytes back to back, in field order, with no field names (the
+//! engine contract has one value per key). So an operation costs what it costs a plain
+//! key-value engine, with no hidden work (promise 4):
+//! - read: one `get` of the whole record (also with `readallfields=false`);
+//! - update: one `put` of a whole new record. YCSB writes only one field unless
+//!   `writeallfields=true`; keeping the other fields would need a read first, which a
+//!   plain engine does not do for you, so kvmark writes every field instead (the
+//!   bytes YCSB would send with `writeallfields=true`). Use `readmodifywriteproportion`
+//!   to measure the get-then-put a field update costs when the rest must be kept;
+//! - insert: one `put` of a new record; scan: one `scan` of up to the scan length
+//!   rows from the start key; read-modify-write: a `get` then a `put`, one unit;
+//! - extend (YCSB-IVS): one `append` of `extendfieldlength` bytes to the record.
+//!
+//! The load phase inserts keys `insertstart .. insertstart + insertcount`, each thread a
+//! contiguous share. Run-phase inserts take key numbers after `recordcount`, strided
+//! by thread (thread t of T takes recordcount + t, + t + T, ...), so no key counter is
+//! shared between threads (promise 1); a thread bounds its picks by the keys it knows
+//! exist: the loaded ones and `T` per insert it made. With one thread that is YCSB's
+//! acknowledged counter exactly.
+
+pub mod generators;
+pub mod props;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rand::{RngExt, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use self::generators::{KeyChooser, Lengths, ZIPFIAN_CONSTANT, Zipfian};
+use self::props::Properties;
+use super::epochs::EpochLayout;
+use super::op::SCAN_END;
+use super::{Budget, PhasePlan, Program, Sweep, ThreadCtx, Workload, WorkloadError, share};
+use crate::kv::Kv;
+use crate::kv::values::ValuePool;
+
+/// Name of the timed load phase (the YCSB sink reports its puts as `[INSERT]`).
+pub const LOAD_PHASE: &str = "load";
+/// Name of the run (transaction) phase.
+pub const RUN_PHASE: &str = "run";
+
+/// How the command line asks for YCSB's phases and properties.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Options {
+    /// `-p NAME=VALUE` settings, over every YCSB file's own.
+    pub overrides: Vec<(String, String)>,
+    /// `-load`: time the load phase.
+    pub load: bool,
+    /// `-t`: time the run phase (the default when neither is given).
+    pub run: bool,
+}
+
+/// A run-phase operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Read,
+    Update,
+    Insert,
+    Scan,
+    ReadModifyWrite,
+    Extend,
+}
+
+/// A timed phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Load,
+    Run,
+}
+
+/// The workload a YCSB file describes, shared by all threads.
+#[derive(Debug)]
+pub struct YcsbWorkload {
+    path: PathBuf,
+    name: String,
+    recordcount: u64,
+    operationcount: u64,
+    insertstart: u64,
+    insertcount: u64,
+    /// Cumulative shares of the operation kinds, in YCSB's order.
+    mix: Vec<(f64, Kind)>,
+    chooser: KeyChooser,
+    fieldcount: u64,
+    field_lengths: Lengths,
+    scan_lengths: Lengths,
+    ordered: bool,
+    zeropadding: usize,
+    extend_len: usize,
+    target: Option<f64>,
+    max_time: Option<Duration>,
+    threadcount: Option<usize>,
+    /// The timed phases; an untimed load fills the store first when the load is not one.
+    phases: Vec<Phase>,
+    values: Arc<ValuePool>,
+}
+
+fn invalid(path: &Path, m: impl std::fmt::Display) -> WorkloadError {
+    WorkloadError::Invalid(format!("{}: {m}", path.display()))
+}
+
+impl YcsbWorkload {
+    /// Reads a YCSB workload file with the command line's overrides and phases; each
+    /// property kvmark does not use is named in a warning on stderr.
+    pub fn open(path: &Path, opts: &Options) -> Result<YcsbWorkload, WorkloadError> {
+        let p = props::read(path, &opts.overrides).map_err(WorkloadError::Invalid)?;
+        for w in p.warnings() {
+            eprintln!("kvmark: warning: {}: {w}", path.display());
+        }
+        Self::from_properties(path, &p, opts).map_err(|m| invalid(path, m))
+    }
+
+    /// The workload `p` describes.
+    fn from_properties(path: &Path, p: &Properties, opts: &Options) -> Result<YcsbWorkload, String> {
+        let class = p.word("workload", "site.ycsb.workloads.CoreWorkload");
+        if !class.ends_with("CoreWorkload") {
+            return Err(format!(
+                "workload={class}: kvmark runs YCSB's CoreWorkload (and YCSB-IVS's extend); other workload classes are not supported"
+            ));
+        }
+        let recordcount = p.count("recordcount", 1000)?;
+        if recordcount == 0 {
+            return Err("recordcount=0: give the number of records to load".into());
+        }
+        let operationcount = p.count("operationcount", 1000)?;
+        let insertstart = p.count("insertstart", 0)?;
+        let insertcount = p.count("insertcount", recordcount.saturating_sub(insertstart))?;
+        if insertstart + insertcount > recordcount || insertcount == 0 {
+            return Err(format!(
+                "insertstart={insertstart} insertcount={insertcount} recordcount={recordcount}: \
+                 give 0 < insertcount and insertstart + insertcount <= recordcount"
+            ));
+        }
+        let shares = [
+            ("readproportion", 0.95, Kind::Read),
+            ("updateproportion", 0.05, Kind::Update),
+            ("insertproportion", 0.0, Kind::Insert),
+            ("scanproportion", 0.0, Kind::Scan),
+            ("readmodifywriteproportion", 0.0, Kind::ReadModifyWrite),
+            ("extendproportion", 0.0, Kind::Extend),
+        ];
+        let mut weights = Vec::new();
+        for (key, default, kind) in shares {
+            let w = p.number(key, default)?;
+            if w > 0.0 {
+                weights.push((w, kind));
+            }
+        }
+        let total: f64 = weights.iter().map(|(w, _)| w).sum();
+        let phases = match (opts.load, opts.run) {
+            (true, false) => vec![Phase::Load],
+            (true, true) => vec![Phase::Load, Phase::Run],
+            (false, _) => vec![Phase::Run],
+        };
+        if total <= 0.0 && phases.contains(&Phase::Run) {
+            return Err(
+                "every operation proportion is 0: give readproportion, updateproportion, ... (or run -load)".into(),
+            );
+        }
+        let mut acc = 0.0;
+        let mix = weights
+            .into_iter()
+            .map(|(w, k)| {
+                acc += w / total;
+                (acc, k)
+            })
+            .collect();
+        let insertshare = p.number("insertproportion", 0.0)?;
+        let last = insertstart + insertcount - 1;
+        let chooser = match p.word("requestdistribution", "uniform") {
+            "uniform" => KeyChooser::Uniform {
+                min: insertstart,
+                max: last,
+            },
+            "zipfian" => {
+                // YCSB sizes the space for the inserts it expects (twice, as a fudge
+                // factor) so that new keys do not shift which keys are hot.
+                let expected = (operationcount as f64 * insertshare * 2.0) as u64;
+                KeyChooser::scrambled_zipfian(insertstart, insertstart + insertcount + expected, ZIPFIAN_CONSTANT)
+            }
+            "latest" => {
+                let items = (recordcount - 1).max(1);
+                KeyChooser::Latest(Box::new(Zipfian::new(0, items - 1, ZIPFIAN_CONSTANT)))
+            }
+            "hotspot" => {
+                let data = p.number("hotspotdatafraction", 0.2)?;
+                let opn = p.number("hotspotopnfraction", 0.8)?;
+                if data > 1.0 || opn > 1.0 {
+                    return Err(
+                        "hotspotdatafraction and hotspotopnfraction are fractions: give values from 0 to 1".into(),
+                    );
+                }
+                let hot = (insertcount as f64 * data) as u64;
+                KeyChooser::Hotspot {
+                    min: insertstart,
+                    hot,
+                    cold: insertcount - hot,
+                    hot_opn: opn,
+                }
+            }
+            "sequential" => KeyChooser::Sequential {
+                start: insertstart,
+                count: insertcount,
+                next: 0,
+            },
+            "exponential" => {
+                let percentile = p.number("exponential.percentile", 95.0)?;
+                let frac = p.number("exponential.frac", 0.857_142_857_1)?;
+                if !(percentile > 0.0 && percentile < 100.0 && frac > 0.0) {
+                    return Err("exponential.percentile must be between 0 and 100 and exponential.frac above 0".into());
+                }
+                KeyChooser::Exponential {
+                    gamma: -(1.0 - percentile / 100.0).ln() / (recordcount as f64 * frac),
+                }
+            }
+            other => {
+                return Err(format!(
+                    "requestdistribution={other}: give uniform, zipfian, latest, hotspot, sequential or exponential"
+                ));
+            }
+        };
+        let fieldcount = p.count("fieldcount", 10)?;
+        let fieldlength = p.count("fieldlength", 100)?;
+        let minfieldlength = p.count("minfieldlength", 1)?;
+        let field_lengths = lengths(
+            "fieldlengthdistribution",
+            p.word("fieldlengthdistribution", "constant"),
+            minfieldlength,
+            fieldlength,
+        )?;
+        let scan_lengths = lengths(
+            "scanlengthdistribution",
+            p.word("scanlengthdistribution", "uniform"),
+            p.count("minscanlength", 1)?,
+            p.count("maxscanlength", 1000)?,
+        )?;
+        if matches!(scan_lengths, Lengths::Constant(_)) {
+            return Err("scanlengthdistribution=constant: give uniform or zipfian".into());
+        }
+        let ordered = match p.word("insertorder", "hashed") {
+            "hashed" => false,
+            "ordered" => true,
+            other => return Err(format!("insertorder={other}: give hashed or ordered")),
+        };
+        let positive = |key: &str| -> Result<Option<f64>, String> {
+            let v = p.number(key, 0.0)?;
+            Ok((v > 0.0).then_some(v))
+        };
+        let threadcount = match p.count("threadcount", 0)? {
+            0 => None,
+            n => Some(n as usize),
+        };
+        Ok(YcsbWorkload {
+            path: path.to_path_buf(),
+            name: path
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "ycsb".into()),
+            recordcount,
+            operationcount,
+            insertstart,
+            insertcount,
+            mix,
+            chooser,
+            fieldcount,
+            field_lengths,
+            scan_lengths,
+            ordered,
+            zeropadding: p.count("zeropadding", 1)? as usize,
+            extend_len: p.count("extendfieldlength", 100)? as usize,
+            target: positive("target")?,
+            max_time: positive("maxexecutiontime")?.map(Duration::from_secs_f64),
+            threadcount,
+            phases,
+            values: Arc::new(ValuePool::new(&(0u8..=255).collect::<Vec<_>>(), 1.0, 0x9c5b_0f1e)),
+        })
+    }
+
+    /// The `threadcount` property, if set (`--threads` wins over it).
+    pub fn threadcount(&self) -> Option<usize> {
+        self.threadcount
+    }
+}
+
+/// A length generator from a distribution name.
+fn lengths(key: &str, name: &str, min: u64, max: u64) -> Result<Lengths, String> {
+    if name != "constant" && (min > max || min == 0) {
+        return Err(format!(
+            "{key}={name}: give 1 <= the minimum <= the maximum (got {min} and {max})"
+        ));
+    }
+    Ok(match name {
+        "constant" => Lengths::Constant(max),
+        "uniform" => Lengths::Uniform(min, max),
+        "zipfian" => Lengths::Zipfian(Box::new(Zipfian::new(min, max, ZIPFIAN_CONSTANT))),
+        other => return Err(format!("{key}={other}: give constant, uniform or zipfian")),
+    })
+}
+
+impl Workload for YcsbWorkload {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn batched(&self) -> bool {
+        false
+    }
+
+    fn sweep(&self) -> Option<&Sweep> {
+        None
+    }
+
+    fn has_load(&self) -> bool {
+        // Every measurement starts from an empty store: without a timed load, the
+        // records are loaded untimed first (kvmark's seed).
+        !self.phases.contains(&Phase::Load)
+    }
+
+    fn phases(&self) -> Vec<PhasePlan> {
+        self.phases
+            .iter()
+            .map(|ph| match ph {
+                Phase::Load => PhasePlan {
+                    name: LOAD_PHASE.into(),
+                    budget: Some(Budget::Ops(self.insertcount)),
+                    rate: self.target,
+                },
+                Phase::Run => PhasePlan {
+                    name: RUN_PHASE.into(),
+                    budget: Some(match (self.operationcount, self.max_time) {
+                        (0, Some(t)) => Budget::Secs(t.as_secs_f64()),
+                        (0, None) => Budget::Ops(1000),
+                        (n, _) => Budget::Ops(n),
+                    }),
+                    rate: self.target,
+                },
+            })
+            .collect()
+    }
+
+    fn epoch_layout(&self) -> Result<EpochLayout, String> {
+        Err(format!(
+            "{}: YCSB workload files do not run in epochs (YCSB-IVS's epochs run from specs/ivs-*.json)",
+            self.path.display()
+        ))
+    }
+
+    fn program(&self, ctx: &ThreadCtx, kv: Kv) -> Result<Box<dyn Program>, WorkloadError> {
+        let threads = ctx.threads.max(1) as u64;
+        let t = ctx.thread as u64;
+        let per = self.insertcount / threads;
+        let first = self.insertstart + t * per + t.min(self.insertcount % threads);
+        let rng = Xoshiro256PlusPlus::seed_from_u64(ctx.params.seed.wrapping_add(t));
+        let mut chooser = self.chooser.clone();
+        if let KeyChooser::Sequential { count, next, .. } = &mut chooser {
+            // Threads start spread over the cycle instead of all at its first key.
+            *next = t * *count / threads;
+        }
+        Ok(Box::new(YcsbProgram {
+            w: Arc::clone(&self.values),
+            kv,
+            rng,
+            thread: t,
+            threads,
+            chooser,
+            mix: self.mix.clone(),
+            field_lengths: self.field_lengths.clone(),
+            scan_lengths: self.scan_lengths.clone(),
+            fieldcount: self.fieldcount,
+            ordered: self.ordered,
+            zeropadding: self.zeropadding,
+            extend_len: self.extend_len,
+            recordcount: self.recordcount,
+            load_next: first,
+            load_end: first + share(self.insertcount, ctx.threads.max(1), ctx.thread),
+            inserted: 0,
+            phases: self.phases.clone(),
+            max_time: self.max_time,
+            deadline: None,
+            key: Vec::with_capacity(32),
+            buf: Vec::new(),
+        }))
+    }
+}
+
+/// One thread of a YCSB run.
+struct YcsbProgram {
+    w: Arc<ValuePool>,
+    kv: Kv,
+    rng: Xoshiro256PlusPlus,
+    thread: u64,
+    threads: u64,
+    chooser: KeyChooser,
+    mix: Vec<(f64, Kind)>,
+    field_lengths: Lengths,
+    scan_lengths: Lengths,
+    fieldcount: u64,
+    ordered: bool,
+    zeropadding: usize,
+    extend_len: usize,
+    recordcount: u64,
+    load_next: u64,
+    load_end: u64,
+    /// Run-phase inserts this thread made.
+    inserted: u64,
+    phases: Vec<Phase>,
+    max_time: Option<Duration>,
+    deadline: Option<Instant>,
+    key: Vec<u8>,
+    buf: Vec<u8>,
+}
+
+impl YcsbProgram {
+    /// The newest key number this thread can count on existing.
+    #[inline]
+    fn latest(&self) -> u64 {
+        self.recordcount - 1 + self.inserted * self.threads
+    }
+
+    /// Writes the name of key number `n` into `self.key`.
+    #[inline]
+    fn name_key(&mut self, n: u64) {
+        generators::key_name(n, self.zeropadding, self.ordered, &mut self.key);
+    }
+
+    /// A whole record's bytes: `fieldcount` fields of the field length distribution.
+    #[inline]
+    fn record_len(&mut self) -> usize {
+        let mut len = 0;
+        for _ in 0..self.fieldcount {
+            len += self.field_lengths.next(&mut self.rng);
+        }
+        len as usize
+    }
+
+    /// Inserts the next key of this thread's share of the load; false when it is done.
+    #[inline]
+    fn load_one(&mut self) -> bool {
+        if self.load_next >= self.load_end {
+            return false;
+        }
+        let n = self.load_next;
+        self.load_next += 1;
+        self.name_key(n);
+        let len = self.record_len();
+        let val = self.w.value(len, &mut self.rng, &mut self.buf);
+        let _ = self.kv.put(&self.key, val);
+        true
+    }
+
+    /// One run-phase operation. Engine errors are counted by `kv`.
+    #[inline]
+    fn transaction(&mut self) {
+        let u: f64 = self.rng.random();
+        let kind = self
+            .mix
+            .iter()
+            .find(|(c, _)| u < *c)
+            .or(self.mix.last())
+            .map_or(Kind::Read, |(_, k)| *k);
+        if kind == Kind::Insert {
+            let n = self.recordcount + self.thread + self.inserted * self.threads;
+            self.name_key(n);
+            let len = self.record_len();
+            let val = self.w.value(len, &mut self.rng, &mut self.buf);
+            let _ = self.kv.put(&self.key, val);
+            self.inserted += 1;
+            return;
+        }
+        let latest = self.latest();
+        let n = self.chooser.pick(latest, &mut self.rng);
+        self.name_key(n);
+        match kind {
+            Kind::Read => {
+                let _ = self.kv.get(&self.key);
+            }
+            Kind::Update => {
+                let len = self.record_len();
+                let val = self.w.value(len, &mut self.rng, &mut self.buf);
+                let _ = self.kv.put(&self.key, val);
+            }
+            Kind::ReadModifyWrite => {
+                let _ = self.kv.get(&self.key);
+                let len = self.record_len();
+                let val = self.w.value(len, &mut self.rng, &mut self.buf);
+                let _ = self.kv.put(&self.key, val);
+            }
+            Kind::Scan => {
+                let len = self.scan_lengths.next(&mut self.rng) as usize;
+                let _ = self.kv.scan(&self.key, &SCAN_END, len, &mut |_, _| false);
+            }
+            Kind::Extend => {
+                let val = self.w.value(self.extend_len, &mut self.rng, &mut self.buf);
+                let _ = self.kv.append(&self.key, val);
+            }
+            Kind::Insert => unreachable!("handled above"),
+        }
+    }
+}
+
+impl Program for YcsbProgram {
+    fn load(&mut self) -> Result<(), WorkloadError> {
+        let mut i = 0u32;
+        while self.load_one() {
+            i = i.wrapping_add(1);
+            if i.is_multiple_of(1024) && self.kv.aborted() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn enter(&mut self, phase: usize) -> Result<(), WorkloadError> {
+        if self.phases.get(phase) == Some(&Phase::Run) {
+            self.deadline = self.max_time.map(|t| Instant::now() + t);
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, phase: usize, _first_iter: u64, n: u64) -> Result<u64, WorkloadError> {
+        let phase = *self
+            .phases
+            .get(phase)
+            .ok_or_else(|| WorkloadError::Runtime(format!("YCSB workload has no phase {phase}")))?;
+        let mut done = 0;
+        while done < n {
+            if phase == Phase::Run
+                && done % 256 == 0
+                && let Some(d) = self.deadline
+                && Instant::now() >= d
+            {
+                // maxexecutiontime: the run phase ends, as YCSB's client stops.
+                break;
+            }
+            if !self.kv.begin_unit() {
+                break;
+            }
+            match phase {
+                Phase::Load => {
+                    if !self.load_one() {
+                        break;
+                    }
+                }
+                Phase::Run => self.transaction(),
+            }
+            done += 1;
+        }
+        Ok(done)
+    }
+
+    fn kv(&mut self) -> &mut Kv {
+        &mut self.kv
+    }
+
+    fn finish(self: Box<Self>) -> Kv {
+        self.kv
+    }
+}
+
+/// Opens `path` as a YCSB workload file.
+pub fn open(path: &Path, opts: &Options) -> Result<Arc<dyn Workload>, WorkloadError> {
+    Ok(Arc::new(YcsbWorkload::open(path, opts)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workload(text: &str, opts: &Options) -> Result<YcsbWorkload, String> {
+        YcsbWorkload::from_properties(Path::new("w"), &Properties::parse(text), opts)
+    }
+
+    #[test]
+    fn phases_follow_the_flags() {
+        let text = "recordcount=10\noperationcount=20\n";
+        let w = workload(text, &Options::default()).unwrap();
+        assert!(w.has_load());
+        assert_eq!(w.phases().len(), 1);
+        assert_eq!(w.phases()[0].budget, Some(Budget::Ops(20)));
+        let opts = Options {
+            load: true,
+            run: true,
+            ..Options::default()
+        };
+        let w = workload(text, &opts).unwrap();
+        assert!(!w.has_load());
+        let names: Vec<_> = w.phases().into_iter().map(|p| (p.name, p.budget)).collect();
+        assert_eq!(
+            names,
+            [
+                (LOAD_PHASE.to_string(), Some(Budget::Ops(10))),
+                (RUN_PHASE.to_string(), Some(Budget::Ops(20)))
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_properties_are_named() {
+        for (text, want) in [
+            ("requestdistribution=zipf", "requestdistribution=zipf"),
+            ("insertorder=random", "insertorder=random"),
+            ("recordcount=0", "recordcount=0"),
+            ("readproportion=0\nupdateproportion=0", "proportion"),
+            ("fieldlengthdistribution=histogram", "fieldlengthdistribution=histogram"),
+            ("workload=site.ycsb.workloads.TimeSeriesWorkload", "CoreWorkload"),
+            ("insertcount=2000", "insertcount=2000"),
+        ] {
+            let err = workload(text, &Options::default()).unwrap_err();
+            assert!(err.contains(want), "{text}: {err}");
+        }
+    }
+}
