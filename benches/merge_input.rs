@@ -171,6 +171,7 @@ fn write_segment(dir: &Path, segment: Segment, seconds: usize) {
         phases: vec![("run".to_string(), total)],
         slo: None,
         epoch: None,
+        verify: None,
     };
     reporter.point(&point);
     reporter.end(&RunOutcome {

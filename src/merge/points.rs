@@ -183,6 +183,9 @@ pub(super) fn merge_point(
         phases,
         slo: None,
         epoch: None,
+        // Verify counts are not merged yet: a merged report carries the segments'
+        // statuses, which fail when a segment's --verify found anomalies.
+        verify: None,
     })
 }
 
