@@ -124,7 +124,7 @@ fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
     // cannot back kills the process with SIGBUS instead of failing a write. So the
     // whole map must fit in the free space.
     if s.flags.contains(EnvFlags::WRITE_MAP)
-        && let Some((free, _)) = crate::probe::device::space(dir)
+        && let Some((free, _)) = super::storage::disk_space(dir)
         && free < s.map_size as u64
     {
         return Err(EngineError::other(format!(

@@ -45,6 +45,22 @@ pub fn fresh_dir(base: &Path, prefix: &str) -> std::io::Result<PathBuf> {
     ))
 }
 
+/// (free for unprivileged users, total) bytes of the filesystem holding `dir`.
+pub fn disk_space(dir: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs is plain old data, filled on success.
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `path` is NUL-terminated and `s` is writable.
+    if unsafe { libc::statvfs(path.as_ptr(), &mut s) } != 0 {
+        return None;
+    }
+    #[allow(clippy::unnecessary_cast)] // the fields' widths differ between targets
+    let frsize = s.f_frsize as u64;
+    #[allow(clippy::unnecessary_cast)]
+    Some((s.f_bavail as u64 * frsize, s.f_blocks as u64 * frsize))
+}
+
 /// Removes a store directory made by [`fresh_dir`], refusing one that is a symlink or
 /// lacks [`STORE_MARKER`] (something else now stands at that path).
 pub fn remove_store_dir(dir: &Path) -> std::io::Result<()> {

@@ -96,17 +96,7 @@ fn fs_magic(dir: &Path) -> Option<i64> {
 
 /// (free for unprivileged users, total) bytes of the filesystem holding `dir`.
 pub fn space(dir: &Path) -> Option<(u64, u64)> {
-    let path = c_path(dir)?;
-    // SAFETY: statvfs is plain old data, filled on success.
-    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `path` is NUL-terminated and `s` is writable.
-    if unsafe { libc::statvfs(path.as_ptr(), &mut s) } != 0 {
-        return None;
-    }
-    #[allow(clippy::unnecessary_cast)]
-    let frsize = s.f_frsize as u64;
-    #[allow(clippy::unnecessary_cast)]
-    Some((s.f_bavail as u64 * frsize, s.f_blocks as u64 * frsize))
+    crate::engine::storage::disk_space(dir)
 }
 
 /// The mount holding `dir`: the mount of its device number with the longest mount

@@ -365,7 +365,7 @@ impl Runner<'_> {
 
 /// A message when the filesystem holding `dir` is full (under 1 MiB or 0.5% free).
 fn disk_full(dir: &std::path::Path) -> Option<String> {
-    let (free, total) = crate::probe::device::space(dir)?;
+    let (free, total) = crate::engine::storage::disk_space(dir)?;
     (free < (total / 200).max(1 << 20)).then(|| {
         format!(
             "the disk holding the store {} is full ({free} of {total} bytes free)",
