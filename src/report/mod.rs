@@ -5,11 +5,13 @@
 //! `--report-dir` into a reporter.
 
 pub mod bundle;
+pub mod compare;
 pub mod console;
 pub mod epochs;
 pub mod figures;
 pub mod hdr;
 pub mod json;
+pub mod metrics;
 pub mod openloop;
 pub mod setup;
 pub mod sinks;
