@@ -39,8 +39,8 @@ pub fn main(cli: Cli) -> ExitCode {
         Some(Command::Replay(args)) => ExitCode::from(run_benchmark_with(*args, |path, _| replay::open_workload(path))),
         Some(Command::Plot(args)) => ExitCode::from(plot_dirs(&args)),
         Some(Command::Compare(args)) => ExitCode::from(compare_runs(&args)),
-        Some(Command::Man(args)) => ExitCode::from(usage_or_ok(crate::cli::kit::run_man(&args))),
-        Some(Command::Completions(args)) => ExitCode::from(usage_or_ok(crate::cli::kit::run_completions(&args))),
+        Some(Command::Man(args)) => ExitCode::from(ok_or_failed(crate::cli::kit::run_man(&args))),
+        Some(Command::Completions(args)) => ExitCode::from(ok_or_failed(crate::cli::kit::run_completions(&args))),
         None => ExitCode::from(run_benchmark(cli.run)),
     }
 }
@@ -162,8 +162,8 @@ fn compare_runs(args: &crate::cli::kit::CompareArgs) -> u8 {
     }
 }
 
-/// An error message on stderr and the usage exit status, or success.
-fn usage_or_ok(r: Result<(), String>) -> u8 {
+/// Success, or the error on stderr and exit status 1.
+fn ok_or_failed(r: Result<(), String>) -> u8 {
     match r {
         Ok(()) => EXIT_OK,
         Err(m) => {

@@ -1,12 +1,12 @@
 //! `kvmark compare` on real runs: a planted 20% slowdown (the sim engine's service
-//! time raised from 4 ms to 5 ms) is flagged as significant and fails
+//! time raised from 20 ms to 25 ms) is flagged as significant and fails
 //! `--fail-if-slower`; a rerun of the same config is not significant and passes.
 //!
 //! Service times of milliseconds are slept, not spun, so the runs hardly depend on how
 //! busy the machine's cores are (spun 40 us calls varied by 20% between repeats on a
-//! loaded machine), and the three runs go side by side in time. The tests use a significance level of 0.01: with seven repeats a
-//! side it takes at most one of the 49 pairs in the wrong order (p = 4/3432), which a
-//! 20% slowdown gives and a rerun gives by chance less than 1% of the time.
+//! loaded machine, slept 4 ms calls by 10%: a busy machine wakes a sleeper late by a
+//! roughly fixed delay, small beside 20 ms), and the three runs go side by side in
+//! time. The tests use a significance level of 0.01 over ten repeats a side.
 
 mod common;
 
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use common::{assert_exit, bundled, kvmark, stderr, stdout};
 use serde_json::Value;
 
-/// Runs seven repeats of a short mixed workload on sim with `service`, into a report
+/// Runs ten repeats of a short mixed workload on sim with `service`, into a report
 /// directory under `parent`, and returns that directory.
 fn run(parent: &Path, service: &str) -> PathBuf {
     let opt = format!("sim.service={service}");
@@ -25,11 +25,11 @@ fn run(parent: &Path, service: &str) -> PathBuf {
         "--engine-opt",
         &opt,
         "--ops",
-        "100",
+        "30",
         "--items",
         "1000",
         "--repeat",
-        "7",
+        "10",
         "--report-dir",
         parent.to_str().unwrap(),
         &bundled("mixed.lua"),
@@ -63,9 +63,9 @@ fn a_planted_slowdown_is_significant_and_a_rerun_is_not() {
     // The three runs go at once, so a change in how busy the machine is reaches all
     // of them alike instead of passing for a difference between them.
     let (base, rerun, slow) = std::thread::scope(|s| {
-        let base = s.spawn(|| run(&tmp.path().join("a"), "4ms"));
-        let rerun = s.spawn(|| run(&tmp.path().join("a2"), "4ms"));
-        let slow = s.spawn(|| run(&tmp.path().join("b"), "5ms"));
+        let base = s.spawn(|| run(&tmp.path().join("a"), "20ms"));
+        let rerun = s.spawn(|| run(&tmp.path().join("a2"), "20ms"));
+        let slow = s.spawn(|| run(&tmp.path().join("b"), "25ms"));
         (base.join().unwrap(), rerun.join().unwrap(), slow.join().unwrap())
     });
 
@@ -83,7 +83,7 @@ fn a_planted_slowdown_is_significant_and_a_rerun_is_not() {
         "a 20% slowdown measured as {change}%: {point}"
     );
     assert_eq!(point["significant"], true, "{point}");
-    assert_eq!(point["repeats"]["a"], 7);
+    assert_eq!(point["repeats"]["a"], 10);
     assert!(point["p_value"].as_f64().unwrap() < 0.01);
     // Latency per operation kind rises with the service time.
     let get = point["ops"]
@@ -112,7 +112,7 @@ fn a_planted_slowdown_is_significant_and_a_rerun_is_not() {
     ]);
     assert_exit(&table, 0);
     let text = stdout(&table);
-    assert!(text.contains("  significant (p=0.00") && text.contains("n=7+7)"), "{text}");
+    assert!(text.contains("  significant (p<0.001, n=10+10)"), "{text}");
     assert!(text.contains("Mann-Whitney U"), "the table states its method: {text}");
     let tsv = kvmark(&[
         "compare",

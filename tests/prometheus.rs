@@ -177,6 +177,36 @@ fn prometheus_scrapes_a_run() {
     assert_eq!(info.len(), 1, "{info:?}");
     assert_eq!(info[0].0["point"], "mixed sim t1 b1 5000");
     assert_eq!(info[0].0["repeat"], "1");
+
+    // Every series the Grafana dashboard draws is one Prometheus stored.
+    let (status, body) = get(prom.port, "/api/v1/label/__name__/values").unwrap();
+    assert_eq!(status, 200, "{body}");
+    let stored: Value = serde_json::from_str(&body).unwrap();
+    let stored: Vec<&str> = stored["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let dashboard = std::fs::read_to_string(common::root().join("deploy/grafana/kvmark.json")).unwrap();
+    let dashboard: Value = serde_json::from_str(&dashboard).expect("the dashboard is JSON");
+    let mut drawn = 0;
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().unwrap() {
+            let expr = target["expr"].as_str().unwrap();
+            let names = expr
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter(|w| w.starts_with("kvmark_"));
+            for name in names {
+                assert!(
+                    stored.contains(&name),
+                    "the dashboard draws {name}, which kvmark never served: {stored:?}"
+                );
+                drawn += 1;
+            }
+        }
+    }
+    assert!(drawn >= 6, "the dashboard draws {drawn} series");
 }
 
 #[test]

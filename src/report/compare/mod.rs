@@ -346,6 +346,15 @@ fn change(p: &Pair) -> String {
     p.change_pct().map_or("-".to_string(), |c| format!("{c:+.1}%"))
 }
 
+/// "p=0.042", or "p<0.001" below what three decimals show.
+fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "p<0.001".to_string()
+    } else {
+        format!("p={p:.3}")
+    }
+}
+
 fn verdict(row: &Row, alpha: f64) -> String {
     match row.test {
         None => "no repeats".to_string(),
@@ -353,8 +362,8 @@ fn verdict(row: &Row, alpha: f64) -> String {
             "too few repeats to judge (n={}+{}: p cannot go below {:.3})",
             row.n.0, row.n.1, t.min_p
         ),
-        Some(t) if t.p < alpha => format!("significant (p={:.3}, n={}+{})", t.p, row.n.0, row.n.1),
-        Some(t) => format!("not significant (p={:.3}, n={}+{})", t.p, row.n.0, row.n.1),
+        Some(t) if t.p < alpha => format!("significant ({}, n={}+{})", p_text(t.p), row.n.0, row.n.1),
+        Some(t) => format!("not significant ({}, n={}+{})", p_text(t.p), row.n.0, row.n.1),
     }
 }
 
