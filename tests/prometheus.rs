@@ -111,6 +111,13 @@ fn prometheus_scrapes_a_run() {
     let tmp = tempfile::tempdir().unwrap();
     let kv_port = free_port();
     let prom = start_prometheus(tmp.path(), kv_port);
+    // Prometheus hands new targets to its scrapers a few seconds after start: wait
+    // until it scrapes (and finds nothing yet), so the whole run is scraped.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while query(&prom, "up{job=\"kvmark\"}").is_empty() {
+        assert!(Instant::now() < deadline, "prometheus never scraped its target");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let addr = format!("127.0.0.1:{kv_port}");
     let out = common::kvmark(&[
         "--backend",
@@ -175,7 +182,7 @@ fn prometheus_scrapes_a_run() {
     assert_eq!(resp.len(), 1, "open loop serves response time too: {resp:?}");
     let info = query(&prom, "max_over_time(kvmark_point_info{phase=\"run\"}[5m])");
     assert_eq!(info.len(), 1, "{info:?}");
-    assert_eq!(info[0].0["point"], "mixed sim t1 b1 5000");
+    assert_eq!(info[0].0["point"], "mixed sim t1 b1 r5000");
     assert_eq!(info[0].0["repeat"], "1");
 
     // Every series the Grafana dashboard draws is one Prometheus stored.
