@@ -25,6 +25,9 @@ pub const EXIT_USAGE: u8 = 2;
 /// Stopped by Ctrl-C.
 pub const EXIT_INTERRUPTED: u8 = 130;
 
+/// The sample period `--metrics-listen` uses when `--timeline` gives none.
+pub const METRICS_PERIOD: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Runs the parsed command line.
 pub fn main(cli: Cli) -> ExitCode {
     match cli.command {
@@ -36,6 +39,9 @@ pub fn main(cli: Cli) -> ExitCode {
         Some(Command::Replay(args)) => ExitCode::from(run_benchmark_with(*args, |path, _| replay::open_workload(path))),
         Some(Command::Plot(args)) => ExitCode::from(plot_dirs(&args)),
         Some(Command::Merge(args)) => ExitCode::from(merge_dirs(&args)),
+        Some(Command::Compare(args)) => ExitCode::from(compare_runs(&args)),
+        Some(Command::Man(args)) => ExitCode::from(ok_or_failed(crate::cli::kit::run_man(&args))),
+        Some(Command::Completions(args)) => ExitCode::from(ok_or_failed(crate::cli::kit::run_completions(&args))),
         None => ExitCode::from(run_benchmark(cli.run)),
     }
 }
@@ -164,6 +170,58 @@ fn plot_dirs(args: &PlotArgs) -> u8 {
     }
 }
 
+/// `kvmark compare`: exit 1 when `--fail-if-slower` finds a point slower by more than
+/// its threshold.
+fn compare_runs(args: &crate::cli::kit::CompareArgs) -> u8 {
+    use crate::report::compare;
+    let format = match compare::Format::parse(args.format.as_deref().unwrap_or("table")) {
+        Ok(f) => f,
+        Err(m) => {
+            eprintln!("kvmark: error: {m}");
+            return EXIT_USAGE;
+        }
+    };
+    let req = compare::Request {
+        a: args.baseline.clone(),
+        b: args.candidate.clone(),
+        alpha: args.alpha.unwrap_or(0.05),
+        fail_if_slower: args.fail_if_slower,
+    };
+    let c = match compare::compare(&req) {
+        Ok(c) => c,
+        Err(m) => {
+            eprintln!("kvmark: error: {m}");
+            return EXIT_USAGE;
+        }
+    };
+    print!("{}", compare::render(&c, format));
+    if c.rows.is_empty() {
+        eprintln!("kvmark: warning: the two runs have no point in common");
+    }
+    let slower = c.regressions();
+    if slower.is_empty() {
+        EXIT_OK
+    } else {
+        eprintln!(
+            "kvmark: {} point(s) slower than --fail-if-slower allows: {}",
+            slower.len(),
+            slower.iter().map(|r| r.label.as_str()).collect::<Vec<_>>().join("; ")
+        );
+        EXIT_FAILED
+    }
+}
+
+/// Success, or the error on stderr and exit status 1.
+fn ok_or_failed(r: Result<(), String>) -> u8 {
+    match r {
+        Ok(()) => EXIT_OK,
+        Err(m) => {
+            eprintln!("kvmark: error: {m}");
+            EXIT_FAILED
+        }
+    }
+}
+
 /// `kvmark engines`.
 pub fn engines_listing() -> String {
     let mut s = String::new();
@@ -228,6 +286,7 @@ fn run_benchmark_with(args: RunArgs, open: AbortableOpener) -> u8 {
         size: args.users.is_some() || args.items.is_some(),
     };
     let save_config = args.save_config.clone();
+    let metrics_listen = args.metrics_listen.clone();
     let outputs = match args.outputs() {
         Ok(o) => o,
         Err(e) => {
@@ -235,7 +294,7 @@ fn run_benchmark_with(args: RunArgs, open: AbortableOpener) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let plan = match args.into_plan_with(&|path| open(path, &abort)) {
+    let mut plan = match args.into_plan_with(&|path| open(path, &abort)) {
         Ok(plan) => plan,
         // Ctrl-C while a workload file's top level ran.
         Err(_) if abort.load(Ordering::Relaxed) => return EXIT_INTERRUPTED,
@@ -278,7 +337,22 @@ fn run_benchmark_with(args: RunArgs, open: AbortableOpener) -> u8 {
     if let Some(dir) = &opened.dir {
         eprintln!("kvmark: writing reports to {}", dir.display());
     }
-    let reporter = opened.reporter;
+    let mut reporter = opened.reporter;
+    if let Some(addr) = &metrics_listen {
+        match crate::report::metrics::Metrics::listen(addr) {
+            Ok(m) => {
+                eprintln!("kvmark: serving metrics at http://{}/metrics", m.addr());
+                reporter.add(format!("metrics:{addr}"), Box::new(m));
+            }
+            Err(e) => {
+                eprintln!("kvmark: error: {e}");
+                return EXIT_USAGE;
+            }
+        }
+        // Live metrics come from the sampler: sample every second unless --timeline
+        // says otherwise (after the replay config, which keeps the run as given).
+        plan.timeline = plan.timeline.or(Some(METRICS_PERIOD));
+    }
     let mut info = run_info(&plan);
     info.probes = probe::collect(plan.probes, plan.data_dir.as_deref());
     reporter.begin(&info);

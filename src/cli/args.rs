@@ -35,7 +35,10 @@ use crate::engine::EngineOptions;
         kvmark --config samples/skiplist-sweep.cnf --secs 2\n  \
         kvmark --secs 5 --timeline 0.2 --report-dir results --auto-plot workloads/mixed.lua\n  \
         kvmark plot results/20250101-120000 --out figs --html\n  \
-        kvmark engines",
+        kvmark engines\n  \
+        kvmark --secs 30 --metrics-listen 127.0.0.1:9464 workloads/mixed.lua\n  \
+        kvmark compare results/before results/after --fail-if-slower 5\n  \
+        kvmark completions bash > /etc/bash_completion.d/kvmark",
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
 )]
@@ -67,6 +70,14 @@ pub enum Command {
     /// one, exactly: histograms merged from the logs, counts summed, timelines aligned
     /// by absolute time, and a per-segment table beside the merge.
     Merge(MergeArgs),
+    /// Compare two runs (report directories or results.json files): throughput and
+    /// latency per point and operation kind side by side, the change in percent, and
+    /// whether a throughput change is significant over the repeats (Mann-Whitney U).
+    Compare(super::kit::CompareArgs),
+    /// Write kvmark's man pages (roff), generated from these flag definitions.
+    Man(super::kit::ManArgs),
+    /// Write a shell completion script (bash, zsh or fish) to stdout.
+    Completions(super::kit::CompletionsArgs),
 }
 
 /// Flags of `kvmark merge`.
@@ -389,6 +400,7 @@ pub struct RunArgs {
     /// Switch --verify off (overrides a config file).
     #[arg(long, overrides_with = "verify")]
     pub no_verify: bool,
+
     /// Scale-out: run segment I of N (0-based, as I/N), or `auto` to take I and N from
     /// the launcher (mpirun, srun, a PMI launcher, a Kubernetes Indexed Job). N
     /// segments of T threads do exactly what one process of N x T threads does; `kvmark
@@ -406,6 +418,7 @@ pub struct RunArgs {
     /// load runs before it.
     #[arg(long, value_name = "TIME")]
     pub start_at: Option<String>,
+
     /// YCSB: a workload properties file to run (`-P workloads/workloada`), as if given
     /// as a WORKLOAD; repeatable.
     #[arg(short = 'P', long, value_name = "FILE")]
@@ -440,6 +453,14 @@ pub struct RunArgs {
     /// Switch --pin off (overrides a config file).
     #[arg(long, overrides_with = "pin")]
     pub no_pin: bool,
+
+    /// Serve live metrics while the run goes, in the Prometheus/OpenMetrics text format,
+    /// at http://ADDR/metrics (ADDR is HOST:PORT, e.g. 127.0.0.1:9464; port 0 picks a
+    /// free one, printed at start): operations and errors per kind, achieved and target
+    /// rate, the current point and phase, and each interval's latency quantiles.
+    /// Without --timeline it samples every second.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
 
     /// Engine options from a config file's engine sections (the command line's
     /// --engine-opt overrides them key by key).

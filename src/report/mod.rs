@@ -6,11 +6,13 @@
 
 pub mod atomic;
 pub mod bundle;
+pub mod compare;
 pub mod console;
 pub mod epochs;
 pub mod figures;
 pub mod hdr;
 pub mod json;
+pub mod metrics;
 pub mod openloop;
 pub mod setup;
 pub mod sinks;
