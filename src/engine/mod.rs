@@ -70,6 +70,8 @@ pub mod tkrzw;
 pub mod tokyocabinet;
 #[cfg(feature = "wiredtiger")]
 pub mod wiredtiger;
+#[cfg(feature = "mariadb")]
+pub mod mariadb;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -601,6 +603,10 @@ pub fn registry() -> Vec<&'static EngineInfo> {
         &redis::INFO,
         #[cfg(feature = "postgres")]
         &postgres::INFO,
+        #[cfg(feature = "mariadb")]
+        &mariadb::INFO,
+        #[cfg(feature = "mariadb")]
+        &mariadb::MYROCKS_INFO,
     ]
 }
 
