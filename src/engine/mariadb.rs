@@ -51,8 +51,8 @@ use mysql_async::{Conn, Opts, OptsBuilder, Params, Row, Statement, Value};
 use super::inflight::block_on;
 use super::net::{self, Connector, Fault, Link, LinkStats};
 use super::{
-    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, KnobDef, KnobTable,
-    Limits, OpenRequest, OptionError, ReadBuf, Rows, ScanFn, ServerKind, Session, StorageKind, Store, Values,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, KnobDef, KnobTable, Limits,
+    OpenRequest, OptionError, ReadBuf, Rows, ScanFn, ServerKind, Session, StorageKind, Store, Values,
 };
 
 /// Registry entry: MariaDB with InnoDB.
@@ -134,20 +134,25 @@ const INNODB: Flavor = Flavor {
         "Innodb_buffer_pool_pages_dirty",
         "Innodb_buffer_pool_pages_flushed",
         "Innodb_buffer_pool_wait_free",
-        "Innodb_rows_read",
-        "Innodb_rows_inserted",
-        "Innodb_rows_updated",
-        "Innodb_rows_deleted",
+        "Innodb_log_write_requests",
         "Innodb_log_writes",
         "Innodb_log_waits",
         "Innodb_os_log_written",
-        "Innodb_os_log_fsyncs",
-        "Innodb_data_written",
+        "Innodb_checkpoint_age",
         "Innodb_data_fsyncs",
+        "Innodb_data_reads",
         "Innodb_row_lock_waits",
         "Innodb_deadlocks",
         "Innodb_history_list_length",
-        "Innodb_checkpoint_age",
+        // Rows, as the server's handler interface counts them (MariaDB has no
+        // Innodb_rows_* counters).
+        "Handler_read_key",
+        "Handler_read_next",
+        "Handler_write",
+        "Handler_update",
+        "Handler_delete",
+        "Handler_commit",
+        "Handler_rollback",
         "Threads_connected",
         "Threads_running",
         "Questions",
@@ -181,6 +186,8 @@ const MYROCKS: Flavor = Flavor {
         "Rocksdb_row_lock_deadlocks",
         "Rocksdb_row_lock_wait_timeouts",
         "Rocksdb_snapshot_conflict_errors",
+        "Handler_commit",
+        "Handler_rollback",
         "Threads_connected",
         "Threads_running",
         "Questions",
@@ -378,9 +385,8 @@ fn admin<T>(
     f: impl AsyncFnOnce(&mut Conn) -> Result<T, mysql_async::Error>,
 ) -> EngineResult<T> {
     let url = net::mask_password(&s.url);
-    let fail = |why: &dyn std::fmt::Display| {
-        EngineError::other(format!("engine {}: {what} at {url}: {why}", flavor.engine))
-    };
+    let fail =
+        |why: &dyn std::fmt::Display| EngineError::other(format!("engine {}: {what} at {url}: {why}", flavor.engine));
     block_on(async {
         let work = async {
             let mut conn = connect(s).await?;
@@ -454,7 +460,10 @@ fn open<K: Kind>(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
     })?;
     // MariaDB falls back to its default engine, with a warning, when the asked one is
     // missing (NO_ENGINE_SUBSTITUTION off): refuse rather than measure the wrong one.
-    if !made.as_deref().is_some_and(|e| e.eq_ignore_ascii_case(flavor.storage_engine)) {
+    if !made
+        .as_deref()
+        .is_some_and(|e| e.eq_ignore_ascii_case(flavor.storage_engine))
+    {
         let _ = remove(flavor, req.options, name);
         return Err(EngineError::other(format!(
             "engine {}: table {name} was made with storage engine {} instead of {}",
@@ -463,22 +472,25 @@ fn open<K: Kind>(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
             flavor.storage_engine
         )));
     }
+    let shared = Arc::new(Shared {
+        settings,
+        table: table(name),
+        cap: req.max_value_bytes,
+        links: Arc::default(),
+    });
+    // The sampler's link is a session's connection of its own, its failures counted
+    // apart from the sessions'.
     let stats = Link::open(
-        AdminConnector::<K> {
-            settings: settings.clone(),
+        MyConnector::<K> {
+            shared: shared.clone(),
             kind: PhantomData,
         },
-        settings.timeout,
+        shared.settings.timeout,
         Arc::default(),
     )
     .ok();
     Ok(Box::new(MyStore::<K> {
-        shared: Arc::new(Shared {
-            settings,
-            table: table(name),
-            cap: req.max_value_bytes,
-            links: Arc::default(),
-        }),
+        shared,
         stats: Mutex::new(stats),
     }))
 }
@@ -495,31 +507,7 @@ struct MyStore<K: Kind> {
     shared: Arc<Shared>,
     /// The sampler's connection (reconnecting on the sampler's thread, with backoff
     /// while the server is away); None if it could not connect at open.
-    stats: Mutex<Option<Link<AdminConnector<K>>>>,
-}
-
-/// The sampler's connection.
-struct AdminConnector<K: Kind> {
-    settings: Settings,
-    kind: PhantomData<K>,
-}
-
-impl<K: Kind> Connector for AdminConnector<K> {
-    type Conn = Conn;
-    type Error = MyError;
-    const ENGINE: &'static str = K::FLAVOR.engine;
-
-    fn address(&self) -> String {
-        net::mask_password(&self.settings.url).into_owned()
-    }
-
-    async fn connect(&self) -> Result<Conn, MyError> {
-        connect(&self.settings).await
-    }
-
-    fn fault(&self, _: &Conn, e: &MyError) -> Fault {
-        fault(e)
-    }
+    stats: Mutex<Option<Link<MyConnector<K>>>>,
 }
 
 /// The flavor's server status variables, lower-cased, as `Store::stats` reports them.
@@ -551,7 +539,7 @@ impl<K: Kind> Store for MyStore<K> {
         let mut out = Vec::new();
         if let Ok(mut link) = self.stats.lock()
             && let Some(link) = link.as_mut()
-            && let Ok(server) = link.run("stats", async |_, c| server_stats(K::FLAVOR, c).await)
+            && let Ok(server) = link.run("stats", async |_, c| server_stats(K::FLAVOR, &mut c.conn).await)
         {
             out.extend(server);
         }
@@ -560,7 +548,10 @@ impl<K: Kind> Store for MyStore<K> {
     }
 
     fn close(self: Box<Self>) -> EngineResult<()> {
-        super::unshare(K::FLAVOR.engine, self.shared).map(drop)
+        // The sampler's link holds the shared state too.
+        let MyStore { shared, stats } = *self;
+        drop(stats);
+        super::unshare(K::FLAVOR.engine, shared).map(drop)
     }
 }
 
@@ -637,7 +628,9 @@ impl<K: Kind> Connector for MyConnector<K> {
             get: conn.prep(format!("SELECT v FROM {t} WHERE k = ?")).await?,
             del: conn.prep(format!("DELETE FROM {t} WHERE k = ?")).await?,
             range: conn
-                .prep(format!("SELECT k, v FROM {t} WHERE k >= ? AND k < ? ORDER BY k LIMIT ?"))
+                .prep(format!(
+                    "SELECT k, v FROM {t} WHERE k >= ? AND k < ? ORDER BY k LIMIT ?"
+                ))
                 .await?,
             // The third parameter is the value cap: a key whose value would pass it is
             // set to itself, which counts as no affected row.
@@ -799,7 +792,13 @@ impl<K: Kind> Session for MySession<K> {
         }
         // The rows come in no particular order: match them to the keys by key.
         let mut found: Vec<Row> = Vec::with_capacity(keys.len());
-        self.batch("mget", Batch::Mget, keys, |k, p| p.push(bytes(k)), |row| found.push(row))?;
+        self.batch(
+            "mget",
+            Batch::Mget,
+            keys,
+            |k, p| p.push(bytes(k)),
+            |row| found.push(row),
+        )?;
         found.sort_unstable_by(|a, b| column(a, 0).cmp(column(b, 0)));
         for key in keys {
             match found.binary_search_by(|row| column(row, 0).cmp(key)) {

@@ -50,6 +50,8 @@ pub mod kyotocabinet;
 pub mod leveldb;
 #[cfg(feature = "lmdb")]
 pub mod lmdb;
+#[cfg(feature = "mariadb")]
+pub mod mariadb;
 #[cfg(feature = "mdbx")]
 pub mod mdbx;
 #[cfg(feature = "postgres")]
@@ -70,8 +72,6 @@ pub mod tkrzw;
 pub mod tokyocabinet;
 #[cfg(feature = "wiredtiger")]
 pub mod wiredtiger;
-#[cfg(feature = "mariadb")]
-pub mod mariadb;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
