@@ -56,40 +56,31 @@ use super::{
 };
 
 /// Registry entry: MariaDB with InnoDB.
-pub static INFO: EngineInfo = EngineInfo {
-    name: INNODB.engine,
-    storage: StorageKind::Server(&INNODB_SERVER),
-    description: "a MariaDB server (mysql_async), tables in InnoDB: a VARBINARY-keyed table, prepared statements per session",
-    append: AppendMethod::ReadModifyWrite,
-    del_reports_existence: true,
-    atomic_batches: true,
-    limits: Limits {
-        empty_keys: true,
-        max_key_bytes: INNODB.max_key_bytes,
-        max_value_bytes: MAX_VALUE_BYTES,
-    },
-    version,
-    knobs: &INNODB_KNOBS,
-    open: open::<InnoDb>,
-};
+pub static INFO: EngineInfo = info::<InnoDb>();
 
 /// Registry entry: MariaDB with MyRocks.
-pub static MYROCKS_INFO: EngineInfo = EngineInfo {
-    name: MYROCKS.engine,
-    storage: StorageKind::Server(&MYROCKS_SERVER),
-    description: "a MariaDB server (mysql_async), tables in MyRocks (RocksDB inside MariaDB): a VARBINARY-keyed table, prepared statements per session",
-    append: AppendMethod::ReadModifyWrite,
-    del_reports_existence: true,
-    atomic_batches: true,
-    limits: Limits {
-        empty_keys: true,
-        max_key_bytes: MYROCKS.max_key_bytes,
-        max_value_bytes: MAX_VALUE_BYTES,
-    },
-    version,
-    knobs: &MYROCKS_KNOBS,
-    open: open::<MyRocks>,
-};
+pub static MYROCKS_INFO: EngineInfo = info::<MyRocks>();
+
+/// The registry entry of one of the two engines.
+const fn info<K: Kind>() -> EngineInfo {
+    let f = K::FLAVOR;
+    EngineInfo {
+        name: f.engine,
+        storage: StorageKind::Server(f.server),
+        description: f.description,
+        append: AppendMethod::ReadModifyWrite,
+        del_reports_existence: true,
+        atomic_batches: true,
+        limits: Limits {
+            empty_keys: true,
+            max_key_bytes: f.max_key_bytes,
+            max_value_bytes: MAX_VALUE_BYTES,
+        },
+        version,
+        knobs: f.knobs,
+        open: open::<K>,
+    }
+}
 
 /// A request, value and key together, must fit the server's `max_allowed_packet`,
 /// at most 1 GiB (scripts/servers sets it so); the rest is room for the key and the
@@ -113,6 +104,9 @@ const ROW_FORMATS: &[&str] = &["dynamic", "compact", "redundant", "compressed"];
 /// What tells the two engines apart.
 struct Flavor {
     engine: &'static str,
+    /// One line for `kvmark engines`.
+    description: &'static str,
+    server: &'static ServerKind,
     /// The storage engine in CREATE TABLE.
     storage_engine: &'static str,
     /// The longest key the storage engine indexes (and the VARBINARY's length).
@@ -124,6 +118,8 @@ struct Flavor {
 
 const INNODB: Flavor = Flavor {
     engine: "mariadb",
+    description: "a MariaDB server (mysql_async), tables in InnoDB: a VARBINARY-keyed table, prepared statements per session",
+    server: &INNODB_SERVER,
     storage_engine: "InnoDB",
     max_key_bytes: 3072,
     knobs: &INNODB_KNOBS,
@@ -161,6 +157,8 @@ const INNODB: Flavor = Flavor {
 
 const MYROCKS: Flavor = Flavor {
     engine: "myrocks",
+    description: "a MariaDB server (mysql_async), tables in MyRocks (RocksDB inside MariaDB): a VARBINARY-keyed table, prepared statements per session",
+    server: &MYROCKS_SERVER,
     storage_engine: "ROCKSDB",
     max_key_bytes: 767,
     knobs: &MYROCKS_KNOBS,
