@@ -1015,6 +1015,22 @@ fn versions_and_stats_are_reported() {
                 "wal_bytes",
                 "reconnects",
             ],
+            "mariadb" => &[
+                "innodb_buffer_pool_read_requests",
+                "innodb_buffer_pool_reads",
+                "innodb_os_log_written",
+                "handler_write",
+                "threads_connected",
+                "reconnects",
+            ],
+            "myrocks" => &[
+                "rocksdb_rows_inserted",
+                "rocksdb_block_cache_hit",
+                "rocksdb_wal_bytes",
+                "rocksdb_stall_micros",
+                "threads_connected",
+                "reconnects",
+            ],
             _ => &[],
         };
         for r in required {

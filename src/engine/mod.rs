@@ -50,6 +50,8 @@ pub mod kyotocabinet;
 pub mod leveldb;
 #[cfg(feature = "lmdb")]
 pub mod lmdb;
+#[cfg(feature = "mariadb")]
+pub mod mariadb;
 #[cfg(feature = "mdbx")]
 pub mod mdbx;
 #[cfg(feature = "postgres")]
@@ -601,6 +603,10 @@ pub fn registry() -> Vec<&'static EngineInfo> {
         &redis::INFO,
         #[cfg(feature = "postgres")]
         &postgres::INFO,
+        #[cfg(feature = "mariadb")]
+        &mariadb::INFO,
+        #[cfg(feature = "mariadb")]
+        &mariadb::MYROCKS_INFO,
     ]
 }
 

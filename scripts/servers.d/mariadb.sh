@@ -1,0 +1,42 @@
+# MariaDB for the mariadb (InnoDB) and myrocks (MyRocks) engines: one private server
+# with the RocksDB storage engine loaded, so both engines use the same instance.
+# Sourced by scripts/servers (see redis.sh for what it provides).
+#
+# It never touches a system instance: --no-defaults (no /etc/mysql/*.cnf, no
+# ~/.my.cnf), its own data directory, socket and pid file in $state/mariadb, TCP on
+# 127.0.0.1 only.
+
+start_mariadb() {
+  need_packages mariadb-server mariadb-plugin-rocksdb
+  local dir="$state/mariadb" port user
+  port=$(free_port)
+  mkdir -p "$dir"
+  # mariadbd refuses to run as root unless told to; the files stay the caller's.
+  user=$(id -un)
+  : >"$dir/log"
+  mariadb-install-db --no-defaults --datadir="$dir/data" --user="$user" \
+    --auth-root-authentication-method=normal --skip-test-db --skip-name-resolve \
+    >>"$dir/log" 2>&1 || die "mariadb: mariadb-install-db failed (see $dir/log)"
+  # The benchmark's user and database, made at start-up (kvmark creates its tables
+  # in this database; a user's own server needs the same two lines).
+  cat >"$dir/init.sql" <<'SQL'
+CREATE DATABASE IF NOT EXISTS kvmark;
+CREATE USER IF NOT EXISTS 'kvmark'@'127.0.0.1';
+GRANT ALL ON kvmark.* TO 'kvmark'@'127.0.0.1';
+SQL
+  # Durability as the server ships it (a commit flushes its log); 1 GiB packets so
+  # values up to the engines' limit fit; MyRocks' 3072-byte keys are not needed (the
+  # myrocks engine keeps to the 767 bytes any MyRocks server takes).
+  /usr/sbin/mariadbd --no-defaults --user="$user" --datadir="$dir/data" \
+    --socket="$dir/sock" --pid-file="$dir/pid" --log-error="$dir/log" \
+    --bind-address=127.0.0.1 --port="$port" --skip-name-resolve \
+    --plugin-load-add=ha_rocksdb.so --init-file="$dir/init.sql" \
+    --max-connections=300 --max-allowed-packet=1G >>"$dir/log" 2>&1 &
+  wait_until "mariadb on port $port" mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$port" \
+    -u kvmark kvmark -e "SELECT 1 FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB' AND SUPPORT = 'YES'" --batch --skip-column-names
+  # The query above succeeds as soon as the server answers; MyRocks must be there too.
+  mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$port" -u kvmark kvmark --batch --skip-column-names \
+    -e "SELECT ENGINE FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB' AND SUPPORT = 'YES'" | grep -q ROCKSDB ||
+    die "mariadb: the RocksDB storage engine did not load (see $dir/log)"
+  echo "mariadb://kvmark@127.0.0.1:$port/kvmark" >"$dir/url"
+}
