@@ -52,6 +52,8 @@ pub mod leveldb;
 pub mod lmdb;
 #[cfg(feature = "mdbx")]
 pub mod mdbx;
+#[cfg(feature = "mongodb")]
+pub mod mongodb;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "redb")]
@@ -601,6 +603,8 @@ pub fn registry() -> Vec<&'static EngineInfo> {
         &redis::INFO,
         #[cfg(feature = "postgres")]
         &postgres::INFO,
+        #[cfg(feature = "mongodb")]
+        &mongodb::INFO,
     ]
 }
 
