@@ -247,7 +247,8 @@ fn a_server_stopped_mid_run_gives_counted_errors_a_clear_message_and_exit_1_on_t
         &secs,
         &mixed,
     ]);
-    std::thread::sleep(Duration::from_millis(1500));
+    // Well inside the timed phase (the load of 300 keys is one insertMany per thread).
+    std::thread::sleep(Duration::from_millis(2000));
     let stopped = servers(state.path(), &["stop", ENGINE]);
     assert!(stopped.status.success(), "scripts/servers stop: {}", stderr(&stopped));
     let o = child.wait_with_output().unwrap();
