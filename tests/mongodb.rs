@@ -2,11 +2,11 @@
 //! `make test` starts FerretDB through scripts/with-servers): a workload through the
 //! binary with its counts, the server's figures in the timeline, the collection
 //! removed after a run and kept with `--keep-data`, the documents as the engine
-//! writes them (hex `_id`, value pieces), sessions inside the connections of one
-//! thread, and a server stopped in the middle of a run (a private FerretDB of the
+//! writes them (hex `_id`, value pieces), and a server stopped in the middle of a run (a private FerretDB of the
 //! test's own): counted errors, a message naming the engine, exit status 1, an end on
 //! time. Without a server a dev run skips these tests saying why, unless
-//! KVMARK_REQUIRE_SERVERS=1, which makes that a failure.
+//! KVMARK_REQUIRE_SERVERS=1, which makes that a failure. Sessions inside the
+//! connections of one thread are tested with the other server engines' in servers.rs.
 
 #![cfg(feature = "mongodb")]
 
@@ -167,40 +167,6 @@ fn documents_hold_hex_ids_and_value_pieces_and_ranges_follow_key_bytes() {
     assert_eq!(k2.get_i64("n").unwrap(), 8, "{k2}");
     assert_eq!(k2.get_array("v").unwrap().len(), 2, "an append adds a piece: {k2}");
     drop(s);
-    store.close().unwrap();
-    (info.storage.server().unwrap().remove)(&options, &ns).unwrap();
-}
-
-#[test]
-fn sessions_work_inside_the_connections_of_one_thread() {
-    use kvmark::engine::inflight::run_connections;
-    let Some(info) = reachable() else { return };
-    let options = EngineOptions::new();
-    let ns = fresh_namespace(ENGINE);
-    let store = (info.open)(&OpenRequest::new(StorePlace::Namespace(ns.clone()), &options)).unwrap();
-    // Made on this thread outside any connection, then used inside one: the session
-    // connects again on the connections' runtime.
-    let outside = std::sync::Mutex::new(Some(store.session().unwrap()));
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    run_connections(8, |c| {
-        let mut s = match c {
-            0 => outside.lock().unwrap().take().unwrap(),
-            _ => store.session().unwrap(),
-        };
-        let mut out = ReadBuf::new();
-        for i in 0..40 {
-            let k = format!("c{c}-{i}");
-            s.put(k.as_bytes(), k.as_bytes()).unwrap();
-            assert!(s.get(k.as_bytes(), &mut out).unwrap(), "{k}");
-            assert_eq!(&out[..], k.as_bytes());
-        }
-        done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    })
-    .unwrap();
-    assert_eq!(done.into_inner(), 8);
-    let stats = store.stats();
-    let reconnects = stats.iter().find(|(k, _)| k == "reconnects").map(|(_, v)| *v);
-    assert_eq!(reconnects, Some(0.0), "moving a session is not a fault");
     store.close().unwrap();
     (info.storage.server().unwrap().remove)(&options, &ns).unwrap();
 }
