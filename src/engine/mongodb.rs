@@ -851,7 +851,7 @@ impl Session for MongoSession {
 
 fn version() -> String {
     format!(
-        "mongodb {} (driver; the server's version is in buildInfo)",
+        "{} (driver; the server's version is in buildInfo)",
         super::versions::crate_version("mongodb")
     )
 }
