@@ -507,7 +507,7 @@ fn unhex_into(id: &str, out: &mut Vec<u8>) -> Option<()> {
         _ => None,
     };
     let id = id.as_bytes();
-    if id.len() % 2 != 0 {
+    if !id.len().is_multiple_of(2) {
         return None;
     }
     out.clear();
