@@ -10,7 +10,7 @@
 //! The stop test starts private servers of its own (scripts/servers with its own state
 //! directory), so stopping one never disturbs the shared ones.
 
-#![cfg(all(feature = "redis", feature = "postgres"))]
+#![cfg(all(feature = "redis", feature = "postgres", feature = "mongodb"))]
 
 mod common;
 
@@ -372,7 +372,7 @@ fn sessions_work_inside_the_connections_of_one_thread() {
     use kvmark::engine::inflight::run_connections;
     use kvmark::engine::storage::fresh_namespace;
     use kvmark::engine::{OpenRequest, ReadBuf, StorePlace};
-    for name in ["redis", "postgres"] {
+    for name in ["redis", "postgres", "mongodb"] {
         let Some(info) = reachable(name) else { continue };
         let options = EngineOptions::new();
         let ns = fresh_namespace(name);

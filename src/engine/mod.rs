@@ -54,6 +54,8 @@ pub mod lmdb;
 pub mod mariadb;
 #[cfg(feature = "mdbx")]
 pub mod mdbx;
+#[cfg(feature = "mongodb")]
+pub mod mongodb;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "redb")]
@@ -198,6 +200,12 @@ pub enum AppendMethod {
     /// A read, then a separate write: the engine has neither transactions nor a merge
     /// operator, so two concurrent appends to one key may lose one of them.
     ReadThenWrite,
+    /// One update statement that the server applies to the record by itself (MongoDB's
+    /// `$push`): atomic where the server makes a single-record update atomic, as
+    /// MongoDB does, but not promised for every server that speaks the protocol
+    /// (FerretDB 1.24 reads the document, then writes it back, so concurrent appends
+    /// to one key can lose some there).
+    ServerUpdate,
 }
 
 impl AppendMethod {
@@ -211,12 +219,15 @@ impl AppendMethod {
                 "the library's update callback under its own lock (atomic, cap checked inside)"
             }
             AppendMethod::ReadThenWrite => "a get, then a put: not atomic (the engine has no transactions)",
+            AppendMethod::ServerUpdate => {
+                "one server-side update of the record: atomic where the server applies it atomically (MongoDB; not FerretDB 1.24)"
+            }
         }
     }
 
     /// True when concurrent appends to one key never lose an update.
     pub fn atomic(self) -> bool {
-        !matches!(self, AppendMethod::ReadThenWrite)
+        !matches!(self, AppendMethod::ReadThenWrite | AppendMethod::ServerUpdate)
     }
 }
 
@@ -607,6 +618,8 @@ pub fn registry() -> Vec<&'static EngineInfo> {
         &mariadb::INFO,
         #[cfg(feature = "mariadb")]
         &mariadb::MYROCKS_INFO,
+        #[cfg(feature = "mongodb")]
+        &mongodb::INFO,
     ]
 }
 
