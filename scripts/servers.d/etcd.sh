@@ -16,11 +16,12 @@ start_etcd() {
     client=${ports[$((i * 2))]}
     peer=${ports[$((i * 2 + 1))]}
     # Loopback only; a token of this instance's own, so members of another private
-    # cluster never join this one. Its output goes to a log, so the caller's pipes close.
+    # cluster never join this one; batches of up to 1024 keys in one transaction (the
+    # default is 128). Its output goes to a log, so the caller's pipes close.
     etcd --name "m$i" --data-dir "$dir/m$i" \
       --listen-client-urls "http://127.0.0.1:$client" --advertise-client-urls "http://127.0.0.1:$client" \
       --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
-      --initial-cluster "$cluster" --initial-cluster-token "$token" --initial-cluster-state new \
+      --initial-cluster "$cluster" --initial-cluster-token "$token" --initial-cluster-state new --max-txn-ops 1024 \
       --logger zap --log-outputs "$dir/m$i.log" </dev/null >>"$dir/m$i.log" 2>&1 &
     echo $! >>"$dir/pid"
   done
