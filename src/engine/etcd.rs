@@ -189,15 +189,32 @@ fn prefix_end(prefix: &[u8]) -> Vec<u8> {
     end
 }
 
+/// Keys deleted per request when a store is removed: one DeleteRange of a whole large
+/// store (100k keys of 1 KB) takes etcd longer than the timeout, so it goes in parts.
+const REMOVE_CHUNK: i64 = 5000;
+
 fn remove(o: &EngineOptions, name: &str) -> EngineResult<()> {
     let s = KNOBS.parse(o)?;
     let prefix = prefix_of(name);
     let end = prefix_end(&prefix);
-    admin(&s, &format!("removing key prefix {name}/"), async |c| {
-        c.delete(prefix, Some(DeleteOptions::new().with_range(end)))
-            .await
-            .map(drop)
-    })
+    let what = format!("removing key prefix {name}/");
+    loop {
+        // The next part ends just past the last of the next REMOVE_CHUNK keys.
+        let keys = GetOptions::new()
+            .with_range(end.as_slice())
+            .with_keys_only()
+            .with_limit(REMOVE_CHUNK);
+        let upto = admin(&s, &what, async |c| {
+            let resp = c.get(prefix.as_slice(), Some(keys)).await?;
+            Ok(resp.kvs().last().map(|kv| [kv.key(), &[0][..]].concat()))
+        })?;
+        let Some(upto) = upto else { return Ok(()) };
+        admin(&s, &what, async |c| {
+            c.delete(prefix.as_slice(), Some(DeleteOptions::new().with_range(upto)))
+                .await
+                .map(drop)
+        })?;
+    }
 }
 
 fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
