@@ -42,6 +42,8 @@ mod versions;
 
 #[cfg(feature = "bdb")]
 pub mod bdb;
+#[cfg(feature = "etcd")]
+pub mod etcd;
 #[cfg(feature = "fjall")]
 pub mod fjall;
 #[cfg(feature = "kyotocabinet")]
@@ -620,6 +622,10 @@ pub fn registry() -> Vec<&'static EngineInfo> {
         &mariadb::MYROCKS_INFO,
         #[cfg(feature = "mongodb")]
         &mongodb::INFO,
+        #[cfg(feature = "etcd")]
+        &etcd::INFO,
+        #[cfg(feature = "redis")]
+        &redis::CLUSTER_INFO,
     ]
 }
 

@@ -20,12 +20,27 @@
 //! [`inflight::block_on`](super::inflight::block_on), so many connections of one worker
 //! thread (`--connections`) keep requests in flight together. Opening, removing,
 //! probing and statistics use the crate's blocking connection.
+//!
+//! `redis-cluster` is the same engine against a Redis Cluster: `url` lists seed nodes
+//! (comma-separated) and each session holds the crate's cluster connection, which
+//! routes every command to the primary serving its key's slot and follows MOVED and
+//! ASK redirections. A store's keys and its index must share a slot, or the MULTI/EXEC
+//! writes and the scripts above could not touch both: so the namespace is a hash tag,
+//! keys `{NS}:KEY` and the index `{NS}`, and every verb keeps its meaning (atomic
+//! batches, ordered ranges). The cost: one store lives on one primary; the cluster
+//! spreads stores, not the keys of one store, so a store's throughput is what one
+//! primary serves (the other way, an index per primary merged at read time, would
+//! spread a store but make every range a fan-out to all primaries and give up atomic
+//! batches). Removing a store and the timeline's INFO go to the primary that owns the
+//! store's slot, found with CLUSTER KEYSLOT and CLUSTER SLOTS.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, Client, Cmd, RedisError, Script, Value};
+use redis::aio::{ConnectionLike, MultiplexedConnection};
+use redis::cluster::ClusterClient;
+use redis::cluster_async::ClusterConnection;
+use redis::{AsyncConnectionConfig, Client, Cmd, ConnectionAddr, RedisError, RedisFuture, Script, Value};
 
 use super::net::{self, Connector, Fault, Link, LinkStats};
 use super::{
@@ -58,89 +73,215 @@ pub const URL_ENV: &str = "KVMARK_REDIS_URL";
 const DEFAULT_URL: &str = "redis://127.0.0.1:6379";
 const INDEXES: &[&str] = &["none", "zset"];
 
+/// Registry entry of Redis Cluster: the same engine, its sessions on the crate's
+/// cluster connection.
+pub static CLUSTER_INFO: EngineInfo = EngineInfo {
+    name: CLUSTER_ENGINE,
+    storage: StorageKind::Server(&CLUSTER_SERVER),
+    description: "a Redis Cluster (redis crate, cluster client): keys route by slot; a store is one hash-tag slot, so ranges (index=zset) and batches stay ordered and atomic",
+    knobs: &CLUSTER_KNOBS,
+    open: open_cluster,
+    ..INFO
+};
+
+const CLUSTER_ENGINE: &str = "redis-cluster";
+/// Where the default seed nodes of Redis Cluster come from.
+pub const CLUSTER_URL_ENV: &str = "KVMARK_REDIS_CLUSTER_URL";
+const DEFAULT_CLUSTER_URL: &str = "redis://127.0.0.1:7000";
+
 static SERVER: ServerKind = ServerKind {
     namespace: "key prefix",
-    address: |o| net::mask_password(&settings_or_default(o).url).into_owned(),
-    probe: |o| {
-        let s = KNOBS.parse(o).map_err(|e| e.message)?;
-        let mut conn = admin_connection(&s)?;
-        redis::cmd("PING")
-            .query::<String>(&mut conn)
-            .map(drop)
-            .map_err(|e| said(e, s.timeout))
-    },
-    remove,
+    address: |o| net::mask_password(&settings_or_default(&KNOBS, o, start_single).url).into_owned(),
+    probe: |o| probe(&KNOBS, o),
+    remove: |o, name| remove(&KNOBS, o, name),
+};
+
+static CLUSTER_SERVER: ServerKind = ServerKind {
+    namespace: "hash-tag key prefix (one slot)",
+    address: |o| net::mask_password(&settings_or_default(&CLUSTER_KNOBS, o, start_cluster).url).into_owned(),
+    probe: |o| probe(&CLUSTER_KNOBS, o),
+    remove: |o, name| remove(&CLUSTER_KNOBS, o, name),
 };
 
 #[derive(Debug, Clone)]
 struct Settings {
+    /// The server's URL; for a cluster, its seed nodes' URLs, comma-separated.
     url: String,
     index: bool,
     timeout: Duration,
+    cluster: bool,
+}
+
+impl Settings {
+    fn engine(&self) -> &'static str {
+        if self.cluster { CLUSTER_ENGINE } else { ENGINE }
+    }
+
+    /// The URLs of `url`: one, or a cluster's seed nodes.
+    fn urls(&self) -> impl Iterator<Item = &str> {
+        self.url.split(',').map(str::trim)
+    }
 }
 
 fn default_url() -> String {
     net::env_or(URL_ENV, DEFAULT_URL)
 }
 
-/// The settings `o` ask for, or the defaults when they are refused (for messages).
-fn settings_or_default(o: &EngineOptions) -> Settings {
-    KNOBS.parse(o).unwrap_or_else(|_| (KNOBS_START)())
+fn default_cluster_url() -> String {
+    net::env_or(CLUSTER_URL_ENV, DEFAULT_CLUSTER_URL)
 }
 
-const KNOBS_START: fn() -> Settings = || Settings {
-    url: default_url(),
-    index: false,
-    timeout: Duration::from_secs(5),
+/// The settings `o` ask for, or the defaults when they are refused (for messages).
+fn settings_or_default(knobs: &KnobTable<Settings>, o: &EngineOptions, start: fn() -> Settings) -> Settings {
+    knobs.parse(o).unwrap_or_else(|_| start())
+}
+
+fn start_single() -> Settings {
+    Settings {
+        url: default_url(),
+        index: false,
+        timeout: Duration::from_secs(5),
+        cluster: false,
+    }
+}
+
+fn start_cluster() -> Settings {
+    Settings {
+        url: default_cluster_url(),
+        cluster: true,
+        ..start_single()
+    }
+}
+
+fn probe(knobs: &KnobTable<Settings>, o: &EngineOptions) -> Result<(), String> {
+    let s = knobs.parse(o).map_err(|e| e.message)?;
+    let mut conn = admin_connection(&s, None)?;
+    redis::cmd("PING")
+        .query::<String>(&mut conn)
+        .map(drop)
+        .map_err(|e| said(e, s.timeout))
+}
+
+const INDEX_KNOB: KnobDef<Settings> = KnobDef {
+    name: "index",
+    help: "none, or zset: a sorted set of the keys, kept in step with every write, that range, scan and delete_range need",
+    default: || "none".to_string(),
+    set: |s, v| v.choice(INDEXES).map(|c| s.index = c == "zset"),
 };
+
+const TIMEOUT_KNOB: KnobDef<Settings> = KnobDef {
+    name: "timeout",
+    help: "longest wait for one operation's reply (connecting included); past it the operation fails and the session reconnects",
+    default: || net::DEFAULT_TIMEOUT.to_string(),
+    set: |s, v| net::parse_timeout(v).map(|t| s.timeout = t),
+};
+
+/// Checks each URL of `v` (one, or several when `list`) and keeps them.
+fn set_url(s: &mut Settings, v: &super::KnobValue<'_>, list: bool) -> Result<(), OptionError> {
+    let engine = s.engine();
+    for url in v.text.split(',').map(str::trim) {
+        let refuse = |why: String| OptionError::bad_value(engine, v.key, &net::mask_password(v.text), why);
+        if !list && v.text.contains(',') {
+            return Err(refuse(
+                "one URL expected; a cluster's seed nodes go to the redis-cluster engine".into(),
+            ));
+        }
+        if let Err(e) = Client::open(url) {
+            return Err(refuse(format!("not a Redis URL ({e}); expected redis://HOST:PORT")));
+        }
+    }
+    s.url = v.text.to_string();
+    Ok(())
+}
 
 static KNOBS: KnobTable<Settings> = KnobTable::new(
     ENGINE,
-    KNOBS_START,
+    start_single,
     &[
         KnobDef {
             name: "url",
             help: "the server, redis://[:PASSWORD@]HOST:PORT[/DB] (default: $KVMARK_REDIS_URL, else redis://127.0.0.1:6379; passwords are masked wherever it is shown)",
             default: || net::mask_password(&default_url()).into_owned(),
-            set: |s, v| match Client::open(v.text) {
-                Ok(_) => {
-                    s.url = v.text.to_string();
-                    Ok(())
-                }
-                Err(e) => Err(OptionError::bad_value(
-                    ENGINE,
-                    v.key,
-                    &net::mask_password(v.text),
-                    format_args!("not a Redis URL ({e}); expected redis://HOST:PORT"),
-                )),
-            },
+            set: |s, v| set_url(s, v, false),
         },
-        KnobDef {
-            name: "index",
-            help: "none, or zset: a sorted set of the keys, kept in step with every write, that range, scan and delete_range need",
-            default: || "none".to_string(),
-            set: |s, v| v.choice(INDEXES).map(|c| s.index = c == "zset"),
-        },
-        KnobDef {
-            name: "timeout",
-            help: "longest wait for one operation's reply (connecting included); past it the operation fails and the session reconnects",
-            default: || net::DEFAULT_TIMEOUT.to_string(),
-            set: |s, v| net::parse_timeout(v).map(|t| s.timeout = t),
-        },
+        INDEX_KNOB,
+        TIMEOUT_KNOB,
     ],
 )
 .with_contract(&[("index", "zset")]);
 
+static CLUSTER_KNOBS: KnobTable<Settings> = KnobTable::new(
+    CLUSTER_ENGINE,
+    start_cluster,
+    &[
+        KnobDef {
+            name: "url",
+            help: "seed nodes of the cluster, comma-separated redis://[:PASSWORD@]HOST:PORT (default: $KVMARK_REDIS_CLUSTER_URL, else redis://127.0.0.1:7000; passwords are masked wherever it is shown)",
+            default: || net::mask_password(&default_cluster_url()).into_owned(),
+            set: |s, v| set_url(s, v, true),
+        },
+        INDEX_KNOB,
+        TIMEOUT_KNOB,
+    ],
+)
+.with_contract(&[("index", "zset")]);
+
+/// A blocking connection to `url`, every exchange bounded by the timeout.
+fn connect_blocking(url: &str, timeout: Duration) -> redis::RedisResult<redis::Connection> {
+    let conn = Client::open(url)?.get_connection_with_timeout(timeout)?;
+    conn.set_read_timeout(Some(timeout))?;
+    conn.set_write_timeout(Some(timeout))?;
+    Ok(conn)
+}
+
 /// A blocking connection for work outside sessions, every exchange bounded by the
-/// timeout.
-fn admin_connection(s: &Settings) -> Result<redis::Connection, String> {
-    let connect = || {
-        let conn = Client::open(s.url.as_str())?.get_connection_with_timeout(s.timeout)?;
-        conn.set_read_timeout(Some(s.timeout))?;
-        conn.set_write_timeout(Some(s.timeout))?;
-        Ok(conn)
-    };
-    connect().map_err(|e| said(e, s.timeout))
+/// timeout. In a cluster: to the primary that owns `key`'s slot (a store's hash tag),
+/// or to the first seed node that answers when there is no key.
+fn admin_connection(s: &Settings, key: Option<&[u8]>) -> Result<redis::Connection, String> {
+    let mut why = String::new();
+    for url in s.urls() {
+        let attempt = connect_blocking(url, s.timeout).and_then(|mut conn| match (s.cluster, key) {
+            (true, Some(key)) => owner_of(url, &mut conn, key, s.timeout),
+            _ => Ok(conn),
+        });
+        match attempt {
+            Ok(conn) => return Ok(conn),
+            Err(e) => why = format!("{}: {}", net::mask_password(url), said(e, s.timeout)),
+        }
+    }
+    Err(why)
+}
+
+/// A connection to the primary that serves `key`'s slot, asked of the node behind
+/// `conn` (reached at `url`, whose credentials the new connection reuses).
+fn owner_of(
+    url: &str,
+    conn: &mut redis::Connection,
+    key: &[u8],
+    timeout: Duration,
+) -> redis::RedisResult<redis::Connection> {
+    let slot: i64 = redis::cmd("CLUSTER").arg("KEYSLOT").arg(key).query(conn)?;
+    let slots: Vec<Value> = redis::cmd("CLUSTER").arg("SLOTS").query(conn)?;
+    // Each entry: start, end, then the primary as [host, port, id, ...], then replicas.
+    for entry in &slots {
+        if let Value::Array(parts) = entry
+            && let [Value::Int(start), Value::Int(end), Value::Array(primary), ..] = parts.as_slice()
+            && (*start..=*end).contains(&slot)
+            && let [Value::BulkString(host), Value::Int(port), ..] = primary.as_slice()
+        {
+            let addr = ConnectionAddr::Tcp(String::from_utf8_lossy(host).into_owned(), *port as u16);
+            let info = Client::open(url)?.get_connection_info().clone().set_addr(addr);
+            let owner = Client::open(info)?.get_connection_with_timeout(timeout)?;
+            owner.set_read_timeout(Some(timeout))?;
+            owner.set_write_timeout(Some(timeout))?;
+            return Ok(owner);
+        }
+    }
+    Err(RedisError::from((
+        redis::ErrorKind::Client,
+        "no primary serves the slot",
+        format!("slot {slot} of {}", String::from_utf8_lossy(key)),
+    )))
 }
 
 /// A blocking call's error in words: a read that timed out says so.
@@ -151,17 +292,30 @@ fn said(e: RedisError, timeout: Duration) -> String {
     }
 }
 
-/// "engine redis: WHAT: ERROR".
-fn admin_err(what: &str, e: impl std::fmt::Display) -> EngineError {
-    EngineError::other(format!("engine {ENGINE}: {what}: {e}"))
+/// "engine NAME: WHAT: ERROR".
+fn admin_err(s: &Settings, what: &str, e: impl std::fmt::Display) -> EngineError {
+    EngineError::other(format!("engine {}: {what}: {e}", s.engine()))
+}
+
+/// A store's key prefix and index: `NS:` and `NS`; in a cluster the hash tag `{NS}:`
+/// and `{NS}`, so the keys and the index share one slot.
+fn names(s: &Settings, name: &str) -> (Vec<u8>, Vec<u8>) {
+    let index = match s.cluster {
+        true => format!("{{{name}}}"),
+        false => name.to_string(),
+    };
+    (format!("{index}:").into_bytes(), index.into_bytes())
 }
 
 /// Deletes every key of namespace `name` and its index.
-fn remove(o: &EngineOptions, name: &str) -> EngineResult<()> {
-    let s = KNOBS.parse(o)?;
+fn remove(knobs: &KnobTable<Settings>, o: &EngineOptions, name: &str) -> EngineResult<()> {
+    let s = knobs.parse(o)?;
+    let (prefix, index) = names(&s, name);
     let what = format!("removing key prefix {name}: at {}", net::mask_password(&s.url));
-    let mut conn = admin_connection(&s).map_err(|e| admin_err(&what, e))?;
-    let pattern = format!("{name}:*");
+    let mut conn = admin_connection(&s, Some(&index)).map_err(|e| admin_err(&s, &what, e))?;
+    // SCAN's glob treats braces as plain characters.
+    let mut pattern = prefix;
+    pattern.push(b'*');
     let mut cursor = 0u64;
     loop {
         let (next, keys): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
@@ -171,12 +325,12 @@ fn remove(o: &EngineOptions, name: &str) -> EngineResult<()> {
             .arg("COUNT")
             .arg(1000)
             .query(&mut conn)
-            .map_err(|e| admin_err(&what, said(e, s.timeout)))?;
+            .map_err(|e| admin_err(&s, &what, said(e, s.timeout)))?;
         if !keys.is_empty() {
             redis::cmd("UNLINK")
                 .arg(&keys)
                 .exec(&mut conn)
-                .map_err(|e| admin_err(&what, said(e, s.timeout)))?;
+                .map_err(|e| admin_err(&s, &what, said(e, s.timeout)))?;
         }
         if next == 0 {
             break;
@@ -184,9 +338,9 @@ fn remove(o: &EngineOptions, name: &str) -> EngineResult<()> {
         cursor = next;
     }
     redis::cmd("UNLINK")
-        .arg(name)
+        .arg(index)
         .exec(&mut conn)
-        .map_err(|e| admin_err(&what, said(e, s.timeout)))
+        .map_err(|e| admin_err(&s, &what, said(e, s.timeout)))
 }
 
 /// Appends under the cap and keeps the index: KEYS[1] the key, KEYS[2] the index (when
@@ -223,10 +377,10 @@ return #ks";
 /// What every session of one store shares.
 struct Shared {
     settings: Settings,
-    client: Client,
-    /// `NS:`, put before every key.
+    client: Clients,
+    /// `NS:` (`{NS}:` in a cluster), put before every key.
     prefix: Vec<u8>,
-    /// `NS`: the sorted set of keys (with `index=zset`).
+    /// `NS` (`{NS}`): the sorted set of keys (with `index=zset`).
     index: Vec<u8>,
     cap: Option<u64>,
     append: Script,
@@ -236,18 +390,41 @@ struct Shared {
 }
 
 fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
-    let name = req.namespace(ENGINE)?;
-    let settings = KNOBS.parse(req.options)?;
-    let client = Client::open(settings.url.as_str()).map_err(|e| admin_err("url", e))?;
+    open_with(&KNOBS, req)
+}
+
+fn open_cluster(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
+    open_with(&CLUSTER_KNOBS, req)
+}
+
+fn open_with(knobs: &KnobTable<Settings>, req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
+    let settings = knobs.parse(req.options)?;
+    let name = req.namespace(settings.engine())?;
+    let client = match settings.cluster {
+        true => ClusterClient::builder(settings.urls())
+            // kvmark bounds each operation itself (the timeout knob).
+            .connection_timeout(settings.timeout)
+            .response_timeout(settings.timeout)
+            .build()
+            .map(|c| Clients::Cluster(Box::new(c))),
+        false => Client::open(settings.url.as_str()).map(Clients::Single),
+    }
+    .map_err(|e| admin_err(&settings, "url", e))?;
+    let (prefix, index) = names(&settings, name);
     // The namespace needs no creating: connecting checks the server answers.
-    let admin = admin_connection(&settings)
-        .map_err(|e| admin_err(&format!("cannot connect to {}", net::mask_password(&settings.url)), e))?;
+    let admin = admin_connection(&settings, Some(&index)).map_err(|e| {
+        admin_err(
+            &settings,
+            &format!("cannot connect to {}", net::mask_password(&settings.url)),
+            e,
+        )
+    })?;
     Ok(Box::new(RedisStore {
         shared: Arc::new(Shared {
             settings,
             client,
-            prefix: format!("{name}:").into_bytes(),
-            index: name.as_bytes().to_vec(),
+            prefix,
+            index,
             cap: req.max_value_bytes,
             append: Script::new(APPEND_LUA),
             range: Script::new(RANGE_LUA),
@@ -256,6 +433,13 @@ fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
         }),
         admin: Mutex::new(Some(admin)),
     }))
+}
+
+/// The client sessions connect through.
+enum Clients {
+    Single(Client),
+    /// Boxed: the cluster client is twice the size of the other.
+    Cluster(Box<ClusterClient>),
 }
 
 struct RedisStore {
@@ -277,24 +461,17 @@ const INFO_FIELDS: &[&str] = &[
 
 impl Store for RedisStore {
     fn session(&self) -> EngineResult<Box<dyn Session>> {
-        let s = &self.shared;
-        let connector = RedisConnector {
-            client: s.client.clone(),
-            address: net::mask_password(&s.settings.url).into_owned(),
-        };
-        Ok(Box::new(RedisSession {
-            link: Link::open(connector, s.settings.timeout, s.links.clone())?,
-            shared: s.clone(),
-            cmd: Cmd::new(),
-            key: Vec::new(),
-        }))
+        match self.shared.settings.cluster {
+            true => self.session_of::<true>(),
+            false => self.session_of::<false>(),
+        }
     }
 
     fn stats(&self) -> Vec<(String, f64)> {
         let mut out = Vec::new();
         if let Ok(mut admin) = self.admin.lock() {
             if admin.is_none() {
-                *admin = admin_connection(&self.shared.settings).ok();
+                *admin = admin_connection(&self.shared.settings, Some(&self.shared.index)).ok();
             }
             let info = admin
                 .as_mut()
@@ -320,33 +497,93 @@ impl Store for RedisStore {
     }
 
     fn close(self: Box<Self>) -> EngineResult<()> {
-        super::unshare(ENGINE, self.shared).map(drop)
+        super::unshare(self.shared.settings.engine(), self.shared).map(drop)
     }
 }
 
-struct RedisConnector {
-    client: Client,
-    address: String,
+impl RedisStore {
+    fn session_of<const CLUSTER: bool>(&self) -> EngineResult<Box<dyn Session>> {
+        let s = &self.shared;
+        let connector = RedisConnector::<CLUSTER> { shared: s.clone() };
+        Ok(Box::new(RedisSession {
+            link: Link::open(connector, s.settings.timeout, s.links.clone())?,
+            shared: s.clone(),
+            cmd: Cmd::new(),
+            key: Vec::new(),
+        }))
+    }
 }
 
-impl Connector for RedisConnector {
-    type Conn = MultiplexedConnection;
+/// The engine's name, by mode.
+const fn engine_name(cluster: bool) -> &'static str {
+    if cluster { CLUSTER_ENGINE } else { ENGINE }
+}
+
+/// One session's connection: to the server, or to the cluster (the crate's cluster
+/// connection routes each command by its key's slot).
+enum Conn {
+    Single(MultiplexedConnection),
+    Cluster(ClusterConnection),
+}
+
+impl ConnectionLike for Conn {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            Conn::Single(c) => c.req_packed_command(cmd),
+            Conn::Cluster(c) => c.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a redis::Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            Conn::Single(c) => c.req_packed_commands(pipeline, offset, count),
+            Conn::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Conn::Single(c) => c.get_db(),
+            Conn::Cluster(c) => c.get_db(),
+        }
+    }
+}
+
+/// Connects a session, to the server or to the cluster (`CLUSTER`, which also names
+/// the engine in messages).
+struct RedisConnector<const CLUSTER: bool> {
+    shared: Arc<Shared>,
+}
+
+impl<const CLUSTER: bool> Connector for RedisConnector<CLUSTER> {
+    type Conn = Conn;
     type Error = RedisError;
-    const ENGINE: &'static str = ENGINE;
+    const ENGINE: &'static str = engine_name(CLUSTER);
 
     fn address(&self) -> String {
-        self.address.clone()
+        net::mask_password(&self.shared.settings.url).into_owned()
     }
 
-    async fn connect(&self) -> Result<MultiplexedConnection, RedisError> {
-        // kvmark bounds each operation itself (the timeout knob).
-        let config = AsyncConnectionConfig::new()
-            .set_connection_timeout(None)
-            .set_response_timeout(None);
-        self.client.get_multiplexed_async_connection_with_config(&config).await
+    async fn connect(&self) -> Result<Conn, RedisError> {
+        match &self.shared.client {
+            Clients::Single(client) => {
+                // kvmark bounds each operation itself (the timeout knob).
+                let config = AsyncConnectionConfig::new()
+                    .set_connection_timeout(None)
+                    .set_response_timeout(None);
+                let conn = client.get_multiplexed_async_connection_with_config(&config).await?;
+                Ok(Conn::Single(conn))
+            }
+            Clients::Cluster(client) => Ok(Conn::Cluster(client.get_async_connection().await?)),
+        }
     }
 
-    fn fault(&self, _: &MultiplexedConnection, e: &RedisError) -> Fault {
+    fn fault(&self, _: &Conn, e: &RedisError) -> Fault {
         if e.is_io_error() || e.is_connection_dropped() || e.is_unrecoverable_error() {
             Fault::Broken
         } else if matches!(
@@ -360,8 +597,8 @@ impl Connector for RedisConnector {
     }
 }
 
-struct RedisSession {
-    link: Link<RedisConnector>,
+struct RedisSession<const CLUSTER: bool> {
+    link: Link<RedisConnector<CLUSTER>>,
     shared: Arc<Shared>,
     /// Reused for the single-key commands.
     cmd: Cmd,
@@ -370,11 +607,13 @@ struct RedisSession {
 }
 
 /// A reply that is not what the command returns.
-fn unexpected(op: &str, v: &Value) -> EngineError {
-    EngineError::other(format!("engine {ENGINE}: {op}: unexpected reply {v:?}"))
+fn unexpected(engine: &str, op: &str, v: &Value) -> EngineError {
+    EngineError::other(format!("engine {engine}: {op}: unexpected reply {v:?}"))
 }
 
-impl RedisSession {
+impl<const CLUSTER: bool> RedisSession<CLUSTER> {
+    const NAME: &str = engine_name(CLUSTER);
+
     /// `prefix + key` in the scratch buffer.
     fn prefixed(&mut self, key: &[u8]) -> &[u8] {
         self.key.clear();
@@ -386,7 +625,7 @@ impl RedisSession {
     /// Sends the command in `self.cmd`.
     fn send(&mut self, op: &str) -> EngineResult<Value> {
         let cmd = &self.cmd;
-        self.link.run(op, async |_, c| c.send_packed_command(cmd).await)
+        self.link.run(op, async |_, c| c.req_packed_command(cmd).await)
     }
 
     /// Sends `pipe` (MULTI/EXEC when it is atomic).
@@ -404,8 +643,10 @@ impl RedisSession {
         match self.shared.settings.index {
             true => Ok(()),
             false => Err(EngineError::other(format!(
-                "engine {ENGINE}: {op} needs the ordered key index, which Redis does not keep by itself: \
-                 set index=zset (--engine-opt redis.index=zset)"
+                "engine {}: {op} needs the ordered key index, which Redis does not keep by itself: \
+                 set index=zset (--engine-opt {}.index=zset)",
+                Self::NAME,
+                Self::NAME
             ))),
         }
     }
@@ -438,20 +679,20 @@ impl RedisSession {
             .arg(&shared.prefix[..]);
         match self.invoke(op, &inv)? {
             Value::Array(items) if items.len() % 2 == 0 => Ok(items),
-            other => Err(unexpected(op, &other)),
+            other => Err(unexpected(Self::NAME, op, &other)),
         }
     }
 }
 
 /// The bytes of a bulk string reply.
-fn bulk<'v>(op: &str, v: &'v Value) -> EngineResult<&'v [u8]> {
+fn bulk<'v>(engine: &str, op: &str, v: &'v Value) -> EngineResult<&'v [u8]> {
     match v {
         Value::BulkString(b) => Ok(b),
-        other => Err(unexpected(op, other)),
+        other => Err(unexpected(engine, op, other)),
     }
 }
 
-impl Session for RedisSession {
+impl<const CLUSTER: bool> Session for RedisSession<CLUSTER> {
     fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
         if self.shared.settings.index {
             let mut pipe = redis::pipe();
@@ -475,7 +716,7 @@ impl Session for RedisSession {
         self.cmd.arg(&self.key[..]).arg(val);
         match self.send("put")? {
             Value::Okay => Ok(()),
-            other => Err(unexpected("put", &other)),
+            other => Err(unexpected(Self::NAME, "put", &other)),
         }
     }
 
@@ -492,7 +733,7 @@ impl Session for RedisSession {
                 Ok(true)
             }
             Value::Nil => Ok(false),
-            other => Err(unexpected("get", &other)),
+            other => Err(unexpected(Self::NAME, "get", &other)),
         }
     }
 
@@ -508,7 +749,7 @@ impl Session for RedisSession {
                 .ignore();
             match self.send_pipe("del", &pipe)? {
                 Value::Array(mut v) if v.len() == 1 => v.pop().unwrap_or(Value::Nil),
-                other => return Err(unexpected("del", &other)),
+                other => return Err(unexpected(Self::NAME, "del", &other)),
             }
         } else {
             self.cmd.clear();
@@ -521,7 +762,7 @@ impl Session for RedisSession {
         };
         match reply {
             Value::Int(n) => Ok(if n > 0 { Existed::Yes } else { Existed::No }),
-            other => Err(unexpected("del", &other)),
+            other => Err(unexpected(Self::NAME, "del", &other)),
         }
     }
 
@@ -530,7 +771,7 @@ impl Session for RedisSession {
         let mut n = 0;
         for pair in items.chunks_exact(2) {
             n += 1;
-            if f(bulk("scan", &pair[0])?, bulk("scan", &pair[1])?) {
+            if f(bulk(Self::NAME, "scan", &pair[0])?, bulk(Self::NAME, "scan", &pair[1])?) {
                 break;
             }
         }
@@ -541,7 +782,10 @@ impl Session for RedisSession {
         out.clear();
         let items = self.rows("range", lo, hi, limit)?;
         for pair in items.chunks_exact(2) {
-            out.push(bulk("range", &pair[0])?, bulk("range", &pair[1])?);
+            out.push(
+                bulk(Self::NAME, "range", &pair[0])?,
+                bulk(Self::NAME, "range", &pair[1])?,
+            );
         }
         Ok(())
     }
@@ -565,12 +809,12 @@ impl Session for RedisSession {
                     match v {
                         Value::BulkString(b) => out.push_hit(b),
                         Value::Nil => out.push_miss(),
-                        other => return Err(unexpected("mget", other)),
+                        other => return Err(unexpected(Self::NAME, "mget", other)),
                     }
                 }
                 Ok(())
             }
-            other => Err(unexpected("mget", &other)),
+            other => Err(unexpected(Self::NAME, "mget", &other)),
         }
     }
 
@@ -616,7 +860,7 @@ impl Session for RedisSession {
             pipe.atomic().add_command(del).add_command(zrem).ignore();
             match self.send_pipe("mdel", &pipe)? {
                 Value::Array(mut v) if v.len() == 1 => v.pop().unwrap_or(Value::Nil),
-                other => return Err(unexpected("mdel", &other)),
+                other => return Err(unexpected(Self::NAME, "mdel", &other)),
             }
         } else {
             self.cmd = del;
@@ -624,7 +868,7 @@ impl Session for RedisSession {
         };
         match reply {
             Value::Int(n) => Ok(Some(n.max(0) as usize)),
-            other => Err(unexpected("mdel", &other)),
+            other => Err(unexpected(Self::NAME, "mdel", &other)),
         }
     }
 
@@ -640,7 +884,7 @@ impl Session for RedisSession {
         match self.invoke("append", &inv)? {
             Value::Int(1) => Ok(Appended::Yes),
             Value::Int(0) => Ok(Appended::Skipped),
-            other => Err(unexpected("append", &other)),
+            other => Err(unexpected(Self::NAME, "append", &other)),
         }
     }
 
