@@ -1,6 +1,6 @@
 # FerretDB for the mongodb engine: a server that speaks MongoDB's wire protocol, on its
 # SQLite backend. MongoDB's own server has no package on the registries these machines
-# reach, so the tests run against FerretDB (see the README). Sourced by scripts/servers
+# reach, so the tests run against FerretDB (see docs/engines.md). Sourced by scripts/servers
 # (see redis.sh for what it provides).
 #
 # The binary is built once from the Go module and cached outside the clone, keyed by

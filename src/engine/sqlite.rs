@@ -59,7 +59,7 @@ const FILE: &str = "kv.sqlite";
 const JOURNAL_MODES: &[&str] = &["wal", "delete", "truncate", "persist", "memory", "off"];
 const SYNCHRONOUS: &[&str] = &["off", "normal", "full", "extra"];
 
-/// The schema, documented in the module comment and the README.
+/// The schema, documented in the module comment and docs/engines.md.
 pub const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY NOT NULL, v BLOB NOT NULL) WITHOUT ROWID";
 
 const SQL_PUT: &str = "INSERT INTO kv (k, v) VALUES (?1, ?2) ON CONFLICT (k) DO UPDATE SET v = excluded.v";

@@ -1,6 +1,6 @@
 -- What a workload may reach: run once in every Lua state before the workload file,
 -- as text. Workloads are code; this keeps the harmless part of the standard library
--- and removes what reaches the machine or the process (README, "Workloads are code").
+-- and removes what reaches the machine or the process (docs/workloads.md, "Workloads are code").
 
 -- Text chunks only: corrupted bytecode crashes the interpreter, and no workload needs it.
 local load, loadfile, searchpath = load, loadfile, package.searchpath
