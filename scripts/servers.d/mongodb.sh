@@ -62,3 +62,9 @@ start_mongodb() {
   wait_until "FerretDB on port $port" bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"
   echo "mongodb://127.0.0.1:$port" >"$dir/url"
 }
+
+# FerretDB's SIGTERM stops accepting connections but keeps serving the open ones until
+# their clients leave, so a "stopped" server would go on answering a running benchmark.
+# Its data is a scratch SQLite directory, removed at stop: end it at once, as a crash
+# would for its clients.
+stop_signal_mongodb=KILL
