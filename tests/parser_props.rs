@@ -341,62 +341,78 @@ proptest! {
     }
 }
 
-/// A real segment's report directory, written once by the binary: (results.json,
-/// its first point's histogram log, timeline.tsv).
-fn segment_files() -> &'static (String, String, String) {
-    static FILES: std::sync::OnceLock<(String, String, String)> = std::sync::OnceLock::new();
+/// One segment's files: results.json, its first point's histogram log, timeline.tsv.
+type SegmentFiles = [String; 3];
+
+/// The two segments of a real scaled-out run, written once by the binary.
+fn segment_files() -> &'static [SegmentFiles; 2] {
+    static FILES: std::sync::OnceLock<[SegmentFiles; 2]> = std::sync::OnceLock::new();
     FILES.get_or_init(|| {
         let d = tempfile::tempdir().unwrap();
-        let o = common::kvmark(&[
-            "--backend",
-            "sim",
-            "--ops",
-            "300",
-            "--timeline",
-            "0.05",
-            "--segment",
-            "0/1",
-            "--report-dir",
-            d.path().to_str().unwrap(),
-            &common::bundled("mixed.lua"),
-        ]);
-        common::assert_exit(&o, 0);
-        let dir = std::fs::read_dir(d.path())
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.join("results.json").is_file())
-            .expect("a report directory");
-        let hlog = std::fs::read_dir(dir.join("hdr"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("001-"))
-            .expect("the first point's log");
-        let read = |p: &Path| std::fs::read_to_string(p).unwrap();
-        (
-            read(&dir.join("results.json")),
-            read(&hlog),
-            read(&dir.join("timeline.tsv")),
-        )
+        let one = |i: usize| -> SegmentFiles {
+            let parent = d.path().join(format!("s{i}"));
+            let o = common::kvmark(&[
+                "--backend",
+                "skiplist",
+                "--ops",
+                "300",
+                "--timeline",
+                "0.05",
+                "--segment",
+                &format!("{i}/2"),
+                "--report-dir",
+                parent.to_str().unwrap(),
+                &common::bundled("mixed.lua"),
+            ]);
+            common::assert_exit(&o, 0);
+            let dir = std::fs::read_dir(&parent).unwrap().next().unwrap().unwrap().path();
+            let hlog = std::fs::read_dir(dir.join("hdr"))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("001-"))
+                .expect("the first point's log");
+            let read = |p: &Path| std::fs::read_to_string(p).unwrap();
+            [
+                read(&dir.join("results.json")),
+                read(&hlog),
+                read(&dir.join("timeline.tsv")),
+            ]
+        };
+        [one(0), one(1)]
     })
+}
+
+/// Writes `segs` as segment directories under `dir` and merges them into `dir/out`.
+fn merge_segments(dir: &Path, segs: &[SegmentFiles]) -> Result<(), String> {
+    let mut dirs = Vec::new();
+    for (i, [json, hlog, timeline]) in segs.iter().enumerate() {
+        let seg = dir.join(format!("seg{i}"));
+        std::fs::create_dir_all(seg.join("hdr")).unwrap();
+        std::fs::write(seg.join("results.json"), json).unwrap();
+        std::fs::write(seg.join("hdr/001-point.hlog"), hlog).unwrap();
+        std::fs::write(seg.join("timeline.tsv"), timeline).unwrap();
+        dirs.push(seg);
+    }
+    kvmark::merge::merge(&dirs, &dir.join("out")).map(|_| ())
+}
+
+#[test]
+fn the_segments_merge_unedited() {
+    let d = tempfile::tempdir().unwrap();
+    merge_segments(d.path(), segment_files()).unwrap();
 }
 
 proptest! {
     #![proptest_config(config(40))]
 
-    /// A segment directory with one of its files edited merges or fails with a message
-    /// naming a file or a field.
+    /// Segment 0 with one of its files edited merges with segment 1, or fails with a
+    /// message.
     #[test]
     fn edited_segments_merge_or_say_why(which in 0usize..3, edits in prop::collection::vec((any::<Index>(), edit()), 1..5)) {
-        let (json, hlog, timeline) = segment_files();
-        let mut files = [json.clone(), hlog.clone(), timeline.clone()];
-        files[which] = apply(&files[which], &edits);
+        let mut segs = segment_files().clone();
+        segs[0][which] = apply(&segs[0][which], &edits);
         let d = tempfile::tempdir().unwrap();
-        let seg = d.path().join("seg");
-        std::fs::create_dir_all(seg.join("hdr")).unwrap();
-        std::fs::write(seg.join("results.json"), &files[0]).unwrap();
-        std::fs::write(seg.join("hdr/001-point.hlog"), &files[1]).unwrap();
-        std::fs::write(seg.join("timeline.tsv"), &files[2]).unwrap();
-        if let Err(e) = kvmark::merge::merge(&[seg], &d.path().join("out")) {
+        if let Err(e) = merge_segments(d.path(), &segs) {
             prop_assert!(!e.is_empty());
         }
     }
@@ -432,17 +448,15 @@ fn a_sorted_group_past_memory_is_refused_by_name() {
 #[test]
 fn a_segment_with_a_warmup_no_duration_holds_is_refused_by_name() {
     // Duration::from_secs_f64 panicked on a negative or huge run.warmup_s.
-    let (json, hlog, timeline) = segment_files();
     for warmup in ["-1", "1e300"] {
-        let mut doc: serde_json::Value = serde_json::from_str(json).unwrap();
-        doc["run"]["warmup_s"] = serde_json::from_str(warmup).unwrap();
+        let mut segs = segment_files().clone();
+        for seg in &mut segs {
+            let mut doc: serde_json::Value = serde_json::from_str(&seg[0]).unwrap();
+            doc["run"]["warmup_s"] = serde_json::from_str(warmup).unwrap();
+            seg[0] = doc.to_string();
+        }
         let d = tempfile::tempdir().unwrap();
-        let seg = d.path().join("seg");
-        std::fs::create_dir_all(seg.join("hdr")).unwrap();
-        std::fs::write(seg.join("results.json"), doc.to_string()).unwrap();
-        std::fs::write(seg.join("hdr/001-point.hlog"), hlog).unwrap();
-        std::fs::write(seg.join("timeline.tsv"), timeline).unwrap();
-        let err = kvmark::merge::merge(&[seg], &d.path().join("out")).unwrap_err();
+        let err = merge_segments(d.path(), &segs).unwrap_err();
         assert!(err.contains("run.warmup_s"), "{warmup}: {err}");
     }
 }

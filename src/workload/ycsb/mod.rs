@@ -114,7 +114,7 @@ const MAX_RECORD_BYTES: u64 = 1 << 30;
 
 /// Most items a zipfian may sum up front (`latest`, zipfian lengths): YCSB sums one
 /// term per item when it starts, which past this takes minutes.
-const MAX_ZETA_ITEMS: u64 = 1_000_000_000;
+const MAX_ZETA_ITEMS: u64 = 100_000_000;
 
 /// Longest zero padding of a key number (a key is "user" and the padded number).
 const MAX_ZEROPADDING: u64 = 1 << 16;
