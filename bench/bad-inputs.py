@@ -160,14 +160,17 @@ def config_case(name, text):
     """`kvmark --config c.cnf` alone: the file also names the engine, budget and
     workload (those the case does not set itself), so no flag replaces its lines."""
     null = os.path.join(ROOT, "workloads", "null.lua")
+    if isinstance(text, bytes):
+        case("config", name, ["--config", "c.cnf"], {"c.cnf": text})
+        return
     base = {"backend": "skiplist", "ops": "50", "workload": null}
     if "secs" in text:
         del base["ops"]
     extra = "".join(f"{k} = {v}\n" for k, v in base.items() if f"{k} =" not in text and f"{k}=" not in text)
     if "[bench]" in text:
-        text = text.replace("[bench]\n", "[bench]\n" + extra, 1) if isinstance(text, str) else text
+        text = text.replace("[bench]\n", "[bench]\n" + extra, 1)
     else:
-        text = (text + "\n[bench]\n" + extra) if isinstance(text, str) else text
+        text = text + "\n[bench]\n" + extra
     case("config", name, ["--config", "c.cnf"], {"c.cnf": text})
 
 
