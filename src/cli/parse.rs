@@ -77,6 +77,15 @@ where
     with_config(&argv, at, run, &file)
 }
 
+/// Parses config text as `kvmark --config PATH` with no other argument would, without
+/// reading a file (the fuzz targets and property tests call this).
+pub fn parse_config_text(text: &str, path: &std::path::Path) -> Result<Cli, ParseError> {
+    let file = config::parse(text, path, &Cli::command()).map_err(ParseError::Config)?;
+    let argv = [OsString::from("kvmark")];
+    let matches = Cli::command().try_get_matches_from(&argv).map_err(ParseError::Clap)?;
+    with_config(&argv, 1, &matches, &file)
+}
+
 /// Reads YCSB's single-dash client flags as kvmark's: `-load` is `--ycsb-load`,
 /// `-threads N` is `--threads N` and `-target N` is `-p target=N`, so a YCSB command
 /// line runs as it is (clap would read `-load` as four short flags).

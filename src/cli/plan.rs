@@ -199,6 +199,12 @@ impl RunArgs {
         let ycsb = self.ycsb_options()?;
         let ycsb_threads = self.ycsb_threadcount(&ycsb);
         let threads = match ycsb_threads {
+            Some(n) if self.threads.is_none() && n > super::args::MAX_THREADS => {
+                return Err(usage(format!(
+                    "YCSB property threadcount={n}: kvmark runs at most {} threads; give fewer, or --threads",
+                    super::args::MAX_THREADS
+                )));
+            }
             Some(n) if self.threads.is_none() => vec![n],
             _ => sweep("threads", &self.threads)?,
         };

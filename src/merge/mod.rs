@@ -150,6 +150,22 @@ fn check(segs: &[SegmentDir]) -> Result<(), String> {
             ));
         }
     }
+    for s in segs {
+        let points = s.doc["points"].as_array().ok_or_else(|| {
+            format!(
+                "{}: points is missing or not a list (a damaged file?)",
+                s.path.join(crate::report::bundle::RESULTS_JSON).display()
+            )
+        })?;
+        for (p, point) in points.iter().enumerate() {
+            if let Some(field) = ["phases", "repeats"].into_iter().find(|f| !point[f].is_array()) {
+                return Err(format!(
+                    "{}: points[{p}].{field} is missing or not a list (a damaged file?)",
+                    s.path.join(crate::report::bundle::RESULTS_JSON).display()
+                ));
+            }
+        }
+    }
     let missing: Vec<String> = (0..first.count)
         .filter(|i| !segs.iter().any(|s| s.index == *i))
         .map(|i| i.to_string())

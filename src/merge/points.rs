@@ -13,6 +13,7 @@ use crate::kv::pace::{Arrival, Rate};
 use crate::metrics::{KindStats, OpKind, Recorder};
 use crate::probe::Probe;
 use crate::report::RunInfo;
+use crate::report::bundle::RESULTS_JSON;
 use crate::result::{LoadResult, PhaseRun, PointKey, PointResult, PointStatus, RepeatRun};
 use crate::workload::{Budget, SweepValue};
 
@@ -20,8 +21,15 @@ fn text(v: &Value) -> String {
     v.as_str().unwrap_or_default().to_string()
 }
 
+/// Largest count read from a segment (2^53, past which JSON numbers are not exact):
+/// no run gets near it, and sums over segments stay far from overflowing.
+const MAX_COUNT: u64 = 1 << 53;
+
+/// A count or size from a segment's results.json: 0 when absent, at most [`MAX_COUNT`]
+/// (a damaged file cannot make the merge's sums overflow; its histogram log then
+/// disagrees with it, which fails the merge).
 fn uint(v: &Value) -> u64 {
-    v.as_u64().unwrap_or(0)
+    v.as_u64().unwrap_or(0).min(MAX_COUNT)
 }
 
 /// The merged run's header: segment 0's settings, with every segment's threads.
@@ -58,6 +66,15 @@ pub(super) fn run_info(segs: &[SegmentDir]) -> Result<RunInfo, String> {
                 .collect()
         })
         .unwrap_or_default();
+    let warmup = match run["warmup_s"].as_f64() {
+        None => None,
+        Some(s) => Some(Duration::try_from_secs_f64(s).map_err(|_| {
+            format!(
+                "{}: run.warmup_s is {s}, not a number of seconds",
+                segs[0].path.join(RESULTS_JSON).display()
+            )
+        })?),
+    };
     let started = segs
         .iter()
         .filter_map(|s| s.doc.pointer("/run/started_unix").and_then(Value::as_f64))
@@ -83,7 +100,7 @@ pub(super) fn run_info(segs: &[SegmentDir]) -> Result<RunInfo, String> {
                 Some((text(&e["name"]), o.iter().map(|(k, v)| (k.clone(), text(v))).collect()))
             })
             .collect(),
-        threads: list(&run["threads"]).into_iter().map(|t| t * n).collect(),
+        threads: list(&run["threads"]).into_iter().map(|t| t.saturating_mul(n)).collect(),
         connections: list(&run["connections"]),
         batch: run["batch"].as_array().map(|_| list(&run["batch"])),
         budget,
@@ -93,7 +110,7 @@ pub(super) fn run_info(segs: &[SegmentDir]) -> Result<RunInfo, String> {
         items: uint(&run["items"]),
         load_once: run["seed_once"].as_bool().unwrap_or(false),
         settle: run["settle"].as_bool().unwrap_or(false),
-        load_threads: run["seed_threads"].as_u64().map(|t| t as usize * n),
+        load_threads: run["seed_threads"].as_u64().map(|t| (t as usize).saturating_mul(n)),
         timeline: run["timeline_s"].as_f64(),
         data_dir: run["data_dir"].as_str().map(PathBuf::from),
         started_unix: if started.is_finite() { started } else { 0.0 },
@@ -107,7 +124,7 @@ pub(super) fn run_info(segs: &[SegmentDir]) -> Result<RunInfo, String> {
             .map(|a| a.iter().map(rate).collect())
             .unwrap_or_default(),
         arrival: Arrival::parse(run["arrival"].as_str().unwrap_or("constant")).unwrap_or_default(),
-        warmup: run["warmup_s"].as_f64().map(Duration::from_secs_f64),
+        warmup,
         slo: None,
         scale: None,
     })
@@ -263,8 +280,10 @@ fn merge_repeats(segs: &[SegmentDir], p: usize) -> Vec<RepeatRun> {
             let phases = (0..n_phases)
                 .map(|j| {
                     let ph: Vec<&Value> = reps.iter().map(|x| &x["phases"][j]).collect();
-                    let start = ph.iter().map(|v| uint(&v["start_unix_ns"])).min().unwrap_or(0);
-                    let end = ph.iter().map(|v| uint(&v["end_unix_ns"])).max().unwrap_or(0);
+                    // Times, not counts: only compared and subtracted.
+                    let ns = |v: &Value| v.as_u64().unwrap_or(0);
+                    let start = ph.iter().map(|v| ns(&v["start_unix_ns"])).min().unwrap_or(0);
+                    let end = ph.iter().map(|v| ns(&v["end_unix_ns"])).max().unwrap_or(0);
                     let sum = |f: &str| ph.iter().map(|v| uint(&v[f])).sum::<u64>();
                     PhaseRun {
                         name: text(&ph[0]["name"]),

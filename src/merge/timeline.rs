@@ -193,7 +193,8 @@ pub(super) fn stream_point(
                 into.add(&scratch).map_err(|e| format!("{e:?}"))?;
                 let total_phase = if phase == "warmup" { first_phase } else { phase };
                 let tag = (total_phase.to_string(), kind, response);
-                *totals.counts[si].entry(tag.clone()).or_insert(0) += n;
+                let count = totals.counts[si].entry(tag.clone()).or_insert(0);
+                *count = count.saturating_add(n);
                 totals
                     .merged
                     .entry(tag)

@@ -28,7 +28,13 @@ impl Hlog {
     /// with what came before it, and says so in `notes`.
     pub fn read(path: &Path, notes: &mut Vec<String>) -> Result<Hlog, String> {
         let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-        let text = String::from_utf8_lossy(&bytes);
+        Hlog::parse(&bytes, path, notes)
+    }
+
+    /// [`Hlog::read`] of a log already in memory; `path` names it in notes and errors
+    /// (the fuzz targets and property tests call this, with no file).
+    pub fn parse(bytes: &[u8], path: &Path, notes: &mut Vec<String>) -> Result<Hlog, String> {
+        let text = String::from_utf8_lossy(bytes);
         let header = text
             .lines()
             .find(|l| l.starts_with("#kvmark ") && l.contains(" point "))
@@ -36,7 +42,7 @@ impl Hlog {
             .unwrap_or_default();
         let mut tags: BTreeMap<String, Histogram<u64>> = BTreeMap::new();
         let mut de = Deserializer::new();
-        for (n, entry) in IntervalLogIterator::new(&bytes).enumerate() {
+        for (n, entry) in IntervalLogIterator::new(bytes).enumerate() {
             let interval = match entry {
                 Ok(LogEntry::Interval(i)) => i,
                 Ok(_) => continue,

@@ -230,9 +230,11 @@ impl LiveSet {
     }
 
     /// Reserves room for `n` more keys (sizes the vector exactly when the count is known).
+    /// A count past what memory can hold reserves nothing: a time-bounded run may never
+    /// make them, and one that does grows the vector as it goes.
     pub fn reserve(&mut self, n: usize) {
         if self.classes.len() == 1 && self.classes[0].dense.is_none() {
-            self.classes[0].ids.reserve_exact(n);
+            let _ = self.classes[0].ids.try_reserve_exact(n);
         }
     }
 

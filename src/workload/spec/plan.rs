@@ -190,6 +190,10 @@ impl Plan {
 /// Most operations in one group (far beyond any run, far below overflow).
 const MAX_OPS: u64 = 1 << 50;
 
+/// Most inserts of a `sorted` group: a thread holds its share of their ids (8 bytes
+/// each) at once, to order them.
+const MAX_SORTED_INSERTS: u64 = 1 << 28;
+
 /// Longest group duration, in seconds (a year).
 const MAX_DURATION: f64 = 365.0 * 24.0 * 3600.0;
 
@@ -634,6 +638,13 @@ fn group(g: &GroupSpec, scope: &Scope, path: &str, name: String, scale: f64) -> 
         Some(s) => {
             if !ops.iter().any(|o| o.kind == SpecOp::Insert) {
                 return Err(format!("{path}.sorted: the group has no inserts to sort"));
+            }
+            let inserts = ops.iter().find(|o| o.kind == SpecOp::Insert).map_or(0, |o| o.count);
+            if inserts > MAX_SORTED_INSERTS {
+                return Err(format!(
+                    "{path}.sorted: a sorted group orders its inserts in memory before the first one; give at most \
+                     {MAX_SORTED_INSERTS} inserts (got {inserts})"
+                ));
             }
             let k = count_expr(&s.k).map_err(|m| format!("{path}.sorted.k: {m}"))?;
             let l = count_expr(&s.l).map_err(|m| format!("{path}.sorted.l: {m}"))?;

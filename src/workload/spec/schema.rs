@@ -575,8 +575,9 @@ fn unknown_field(message: &str) -> Option<&str> {
 /// have it is dropped, and returned as a warning naming its JSON path.
 pub fn parse_lenient(text: &str, strict: bool) -> Result<(SpecFile, Vec<String>), String> {
     let de = &mut serde_json::Deserializer::from_str(text);
-    let err = match serde_path_to_error::deserialize::<_, SpecFile>(de) {
-        Ok(spec) => return Ok((spec, Vec::new())),
+    let err = match serde_path_to_error::deserialize::<_, SpecFile>(&mut *de) {
+        // Text after the document (a second one pasted in) is an error, not ignored.
+        Ok(spec) => return de.end().map(|()| (spec, Vec::new())).map_err(|e| e.to_string()),
         Err(e) => e,
     };
     let first = located(&err.path().to_string(), err.inner());

@@ -134,7 +134,7 @@ impl Str {
         Ok(match expr {
             StringExpr::Const(s) => Str::Lit(s.as_bytes().to_vec()),
             StringExpr::Uniform(u) => {
-                let len = super::plan::num_expr(&u.len).map_err(|e| format!("uniform.len: {e}"))?;
+                let len = super::plan::count_expr(&u.len).map_err(|e| format!("uniform.len: {e}"))?;
                 if len.min_count().is_some_and(|m| m > MAX_STRING_BYTES as u64) {
                     return Err(format!("uniform.len: strings are at most {MAX_STRING_BYTES} bytes"));
                 }

@@ -29,7 +29,7 @@ pub mod generators;
 pub mod props;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use rand::{RngExt, SeedableRng};
@@ -103,6 +103,32 @@ pub struct YcsbWorkload {
     values: Arc<ValuePool>,
 }
 
+/// Most records, and the highest key number, a YCSB file may name: far beyond any
+/// store, and low enough that key arithmetic (inserts after the last record, by
+/// thread) never overflows.
+const MAX_RECORDS: u64 = 1 << 48;
+
+/// Largest record (fieldcount x the longest field) and extend suffix: each is built
+/// in memory before it is written.
+const MAX_RECORD_BYTES: u64 = 1 << 30;
+
+/// Most items a zipfian may sum up front (`latest`, zipfian lengths): YCSB sums one
+/// term per item when it starts, which past this takes minutes.
+const MAX_ZETA_ITEMS: u64 = 100_000_000;
+
+/// Longest zero padding of a key number (a key is "user" and the padded number).
+const MAX_ZEROPADDING: u64 = 1 << 16;
+
+/// Longest `maxexecutiontime`: a year, as the seconds flags.
+const MAX_EXECUTION_SECS: f64 = 366.0 * 24.0 * 3600.0;
+
+/// The bytes every YCSB record is sliced from: the same for every file, so built once
+/// per process (a megabyte of random bytes).
+fn record_pool() -> Arc<ValuePool> {
+    static POOL: OnceLock<Arc<ValuePool>> = OnceLock::new();
+    Arc::clone(POOL.get_or_init(|| Arc::new(ValuePool::new(&(0u8..=255).collect::<Vec<_>>(), 1.0, 0x9c5b_0f1e))))
+}
+
 fn invalid(path: &Path, m: impl std::fmt::Display) -> WorkloadError {
     WorkloadError::Invalid(format!("{}: {m}", path.display()))
 }
@@ -118,21 +144,30 @@ impl YcsbWorkload {
         Self::from_properties(path, &p, opts).map_err(|m| invalid(path, m))
     }
 
-    /// The workload `p` describes.
-    fn from_properties(path: &Path, p: &Properties, opts: &Options) -> Result<YcsbWorkload, String> {
+    /// The workload `p` describes, `path` naming it (the fuzz targets and property
+    /// tests call this with properties parsed from memory).
+    pub fn from_properties(path: &Path, p: &Properties, opts: &Options) -> Result<YcsbWorkload, String> {
         let class = p.word("workload", "site.ycsb.workloads.CoreWorkload");
         if !class.ends_with("CoreWorkload") {
             return Err(format!(
                 "workload={class}: kvmark runs YCSB's CoreWorkload (and YCSB-IVS's extend); other workload classes are not supported"
             ));
         }
-        let recordcount = p.count("recordcount", 1000)?;
+        let records = |key: &str, default: u64| -> Result<u64, String> {
+            let n = p.count(key, default)?;
+            if n > MAX_RECORDS {
+                return Err(format!("{key}={n}: give at most {MAX_RECORDS}"));
+            }
+            Ok(n)
+        };
+        let recordcount = records("recordcount", 1000)?;
         if recordcount == 0 {
             return Err("recordcount=0: give the number of records to load".into());
         }
         let operationcount = p.count("operationcount", 1000)?;
-        let insertstart = p.count("insertstart", 0)?;
-        let insertcount = p.count("insertcount", recordcount.saturating_sub(insertstart))?;
+        let insertstart = records("insertstart", 0)?;
+        let insertcount = records("insertcount", recordcount.saturating_sub(insertstart))?;
+        // Both at most MAX_RECORDS: the sum cannot overflow.
         if insertstart + insertcount > recordcount || insertcount == 0 {
             return Err(format!(
                 "insertstart={insertstart} insertcount={insertcount} recordcount={recordcount}: \
@@ -183,11 +218,18 @@ impl YcsbWorkload {
             "zipfian" => {
                 // YCSB sizes the space for the inserts it expects (twice, as a fudge
                 // factor) so that new keys do not shift which keys are hot.
-                let expected = (operationcount as f64 * insertshare * 2.0) as u64;
+                let expected = ((operationcount as f64 * insertshare * 2.0) as u64).min(MAX_RECORDS);
                 KeyChooser::scrambled_zipfian(insertstart, insertstart + insertcount + expected, ZIPFIAN_CONSTANT)
             }
             "latest" => {
                 let items = (recordcount - 1).max(1);
+                if items > MAX_ZETA_ITEMS {
+                    return Err(format!(
+                        "requestdistribution=latest over recordcount={recordcount}: its zipfian sums one term per \
+                         record before the run (as YCSB's does), too slow past {MAX_ZETA_ITEMS}; give fewer records \
+                         or requestdistribution=zipfian"
+                    ));
+                }
                 KeyChooser::Latest(Box::new(Zipfian::new(0, items - 1, ZIPFIAN_CONSTANT)))
             }
             "hotspot" => {
@@ -245,6 +287,28 @@ impl YcsbWorkload {
         if matches!(scan_lengths, Lengths::Constant(_)) {
             return Err("scanlengthdistribution=constant: give uniform or zipfian".into());
         }
+        if fieldcount
+            .checked_mul(field_lengths.max())
+            .is_none_or(|n| n > MAX_RECORD_BYTES)
+        {
+            return Err(format!(
+                "fieldcount={fieldcount} fields of up to {} bytes: a record is built in memory; give at most \
+                 {MAX_RECORD_BYTES} bytes in all",
+                field_lengths.max()
+            ));
+        }
+        let zeropadding = p.count("zeropadding", 1)?;
+        if zeropadding > MAX_ZEROPADDING {
+            return Err(format!(
+                "zeropadding={zeropadding}: give at most {MAX_ZEROPADDING} digits"
+            ));
+        }
+        let extend_len = p.count("extendfieldlength", 100)?;
+        if extend_len > MAX_RECORD_BYTES {
+            return Err(format!(
+                "extendfieldlength={extend_len}: give at most {MAX_RECORD_BYTES} bytes"
+            ));
+        }
         let ordered = match p.word("insertorder", "hashed") {
             "hashed" => false,
             "ordered" => true,
@@ -254,6 +318,13 @@ impl YcsbWorkload {
             let v = p.number(key, 0.0)?;
             Ok((v > 0.0).then_some(v))
         };
+        let max_time = positive("maxexecutiontime")?;
+        if max_time.is_some_and(|t| t > MAX_EXECUTION_SECS) {
+            return Err(format!(
+                "maxexecutiontime={}: give at most a year ({MAX_EXECUTION_SECS} s)",
+                max_time.unwrap_or_default()
+            ));
+        }
         let threadcount = match p.count("threadcount", 0)? {
             0 => None,
             n => Some(n as usize),
@@ -274,13 +345,13 @@ impl YcsbWorkload {
             field_lengths,
             scan_lengths,
             ordered,
-            zeropadding: p.count("zeropadding", 1)? as usize,
-            extend_len: p.count("extendfieldlength", 100)? as usize,
+            zeropadding: zeropadding as usize,
+            extend_len: extend_len as usize,
             target: positive("target")?,
-            max_time: positive("maxexecutiontime")?.map(Duration::from_secs_f64),
+            max_time: max_time.map(Duration::from_secs_f64),
             threadcount,
             phases,
-            values: Arc::new(ValuePool::new(&(0u8..=255).collect::<Vec<_>>(), 1.0, 0x9c5b_0f1e)),
+            values: record_pool(),
         })
     }
 
@@ -295,6 +366,12 @@ fn lengths(key: &str, name: &str, min: u64, max: u64) -> Result<Lengths, String>
     if name != "constant" && (min > max || min == 0) {
         return Err(format!(
             "{key}={name}: give 1 <= the minimum <= the maximum (got {min} and {max})"
+        ));
+    }
+    if name == "zipfian" && max - min >= MAX_ZETA_ITEMS {
+        return Err(format!(
+            "{key}=zipfian from {min} to {max}: its zipfian sums one term per length before the run (as YCSB's \
+             does), too slow past {MAX_ZETA_ITEMS} lengths; give a narrower range or uniform"
         ));
     }
     Ok(match name {
@@ -616,6 +693,35 @@ mod tests {
             ("fieldlengthdistribution=histogram", "fieldlengthdistribution=histogram"),
             ("workload=site.ycsb.workloads.TimeSeriesWorkload", "CoreWorkload"),
             ("insertcount=2000", "insertcount=2000"),
+            // Values that overflowed, panicked, hung or ran out of memory (issue 21).
+            (
+                "insertstart=18446744073709551615\ninsertcount=2",
+                "insertstart=18446744073709551615",
+            ),
+            (
+                "recordcount=18446744073709551615",
+                "recordcount=18446744073709551615: give at most",
+            ),
+            ("operationcount=0\nmaxexecutiontime=1e300", "maxexecutiontime="),
+            (
+                "recordcount=2000000000\nrequestdistribution=latest",
+                "requestdistribution=latest",
+            ),
+            (
+                "fieldlength=99999999999999",
+                "fieldcount=10 fields of up to 99999999999999 bytes",
+            ),
+            ("fieldcount=18446744073709551615", "fieldcount=18446744073709551615"),
+            ("zeropadding=99999999999", "zeropadding=99999999999"),
+            ("extendfieldlength=99999999999", "extendfieldlength=99999999999"),
+            (
+                "fieldlengthdistribution=zipfian\nfieldlength=18446744073709551615",
+                "fieldlengthdistribution=zipfian",
+            ),
+            (
+                "maxscanlength=18446744073709551615\nscanlengthdistribution=zipfian",
+                "scanlengthdistribution=zipfian",
+            ),
         ] {
             let err = workload(text, &Options::default()).unwrap_err();
             assert!(err.contains(want), "{text}: {err}");
