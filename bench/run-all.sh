@@ -14,7 +14,7 @@ bench/plots.sh 7
 cargo bench --bench extend_alloc
 if command -v valgrind >/dev/null; then
   bench/sampler-instructions.sh 500000
-  bench/unit-instructions.sh 3
+  bench/callgrind.sh 3   # null, paced, spec and oplog paths
 fi
 # The engine benchmarks need a directory on a real disk (not tmpfs): BENCH_DATA_DIR.
 data=${BENCH_DATA_DIR:-/var/tmp/kvmark-bench}

@@ -683,3 +683,13 @@ fn a_worker_thread_that_cannot_start_fails_the_point_with_a_message() {
     assert!(out.contains("cannot start worker thread 1 of 2: "), "{out}");
     assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
 }
+
+#[test]
+fn verbs_work_from_coroutines_on_every_thread() {
+    // The verbs find their worker's store through the Lua state's extra space, which
+    // every coroutine inherits; two threads check that each finds its own.
+    let o = kvmark(&["--ops", "200", "--threads", "2", &workload("coroutine.lua")]);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    assert_eq!(op_count(&out, "del"), Some(200), "{out}");
+}

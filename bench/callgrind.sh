@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Instructions per unit under callgrind: the difference between a run of LONG units and
+# one of SHORT units divided by LONG - SHORT, so start-up and shut-down cancel. A
+# shared machine cannot blur instruction counts, so a change to the hot path can be
+# judged here by a number that does not move with the load (wall-clock figures are in
+# bench/harness.sh, bench/openloop.sh and bench/rocksdb-overhead.sh). Each figure varies
+# by a few instructions with Lua's per-process string hash seed and with the number of
+# chunks (valgrind stretches wall time unevenly).
+#
+# Paths, on skiplist, one thread:
+#   null    workloads/null.lua, closed loop: one kv.get of a missing key per unit
+#   paced   the same at --rate 1e9 (every unit is behind schedule and issued at once)
+#   spec    bench/null-spec.json: a spec's empty point query, keys rendered in Rust
+#   oplog   the same operations as an operation log (kvmark gen, then replayed)
+#
+# usage: bench/callgrind.sh [RUNS] [LONG] [SHORT] [PATHS...]
+#   RUNS rounds (default 3) of LONG (1200000) minus SHORT (200000) units, for each of
+#   PATHS (default: null paced spec oplog). ANNOTATE=FILE also keeps the LONG null
+#   run's profile in FILE, for `callgrind_annotate FILE`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-3}; long=${2:-1200000}; short=${3:-200000}
+shift $(($# < 3 ? $# : 3))
+paths=("$@"); [ ${#paths[@]} -gt 0 ] || paths=(null paced spec oplog)
+kvmark=${KVMARK:-${CARGO_TARGET_DIR:-target}/release/kvmark}
+[ -x "$kvmark" ] || { echo "build first: cargo build --release (or set KVMARK)" >&2; exit 2; }
+command -v valgrind >/dev/null || { echo "needs valgrind (scripts/setup installs it)" >&2; exit 2; }
+out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
+
+# The spec at N operations, and its log: sizes outside a spec's own op_count need files.
+spec_of() { sed "s/\"op_count\": 20000000/\"op_count\": $1/" bench/null-spec.json > "$out/spec-$1.json"; }
+for n in "$long" "$short"; do
+  spec_of "$n"
+  case " ${paths[*]} " in *" oplog "*) "$kvmark" gen "$out/spec-$n.json" -o "$out/log-$n.ops" >/dev/null 2>&1 ;; esac
+done
+
+# Instructions of one run of `path` with n units.
+ir() {
+  local path=$1 n=$2 cg=$out/cg
+  [ -n "${ANNOTATE:-}" ] && [ "$path" = null ] && [ "$n" = "$long" ] && cg=$ANNOTATE
+  local cmd=(--probe none)
+  case $path in
+    null) cmd+=(--ops "$n" workloads/null.lua) ;;
+    paced) cmd+=(--ops "$n" --rate 1e9 workloads/null.lua) ;;
+    spec) cmd+=("$out/spec-$n.json") ;;
+    oplog) cmd=(replay --backend skiplist --probe none "$out/log-$n.ops") ;;
+    *) echo "unknown path $path: give null, paced, spec or oplog" >&2; exit 2 ;;
+  esac
+  valgrind --tool=callgrind --callgrind-out-file="$cg" "$kvmark" "${cmd[@]}" >/dev/null 2>"$out/log"
+  awk '/Collected :/ {print $NF}' "$out/log"
+}
+
+for i in $(seq "$runs"); do
+  line="run $i:"
+  for path in "${paths[@]}"; do
+    b=$(ir "$path" "$long"); a=$(ir "$path" "$short")
+    line+=$(awk -v p="$path" -v a="$a" -v b="$b" -v n=$((long - short)) 'BEGIN {printf " %s %.1f", p, (b - a) / n}')
+  done
+  echo "$line instructions per unit"
+done
