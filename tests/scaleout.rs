@@ -246,11 +246,7 @@ fn report_dirs(parent: &Path) -> Vec<PathBuf> {
 /// every histogram equal to an independent merge of the segments' logs, the
 /// per-segment table there. Returns the merged results.json.
 fn merge_and_check(dirs: &[PathBuf], out: &Path) -> Value {
-    let mut args = vec!["merge".to_string()];
-    args.extend(dirs.iter().map(|d| d.display().to_string()));
-    args.extend(["--out".to_string(), out.display().to_string()]);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let stdout = ok(&kvmark(&args));
+    let stdout = ok(&merge_cmd(dirs, out));
     assert!(stdout.contains("=== segments ==="), "{stdout}");
     let merged = read_json(&out.join("results.json"));
     let segs: Vec<Value> = dirs.iter().map(|d| read_json(&d.join("results.json"))).collect();
@@ -600,12 +596,17 @@ fn the_indexed_job_manifest_runs_n_segments() {
     assert!(redis_url.is_some(), "the engine's url points at the service: {words:?}");
 }
 
-/// Runs `kvmark merge` of `dirs` into `out`; its exit code (1 when a point failed).
-fn merge_code(dirs: &[PathBuf], out: &Path) -> i32 {
+/// Runs `kvmark merge` of `dirs` into `out`.
+fn merge_cmd(dirs: &[PathBuf], out: &Path) -> Output {
     let mut args = vec!["merge".to_string()];
     args.extend(dirs.iter().map(|d| d.display().to_string()));
     args.extend(["--out".to_string(), out.display().to_string()]);
-    let o = kvmark(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    kvmark(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// Runs `kvmark merge` of `dirs` into `out`; its exit code (1 when a point failed).
+fn merge_code(dirs: &[PathBuf], out: &Path) -> i32 {
+    let o = merge_cmd(dirs, out);
     assert!(
         out.join("results.json").is_file(),
         "{}",
