@@ -146,21 +146,25 @@ impl Decoder {
             .ok_or_else(|| "the histogram's compressed data is cut short".to_string())?;
         self.inflate.reset(true);
         self.plain.clear();
+        // Room for a typical interval at once; more as the stream asks for it.
+        self.plain.reserve(input.len() * 4 + 256);
         loop {
             if self.plain.len() == self.plain.capacity() {
-                self.plain.reserve(self.plain.capacity().max(1024));
+                self.plain.reserve(self.plain.capacity());
             }
             let used = self.inflate.total_in() as usize;
+            let before = (used, self.plain.len());
             let status = self
                 .inflate
-                .decompress_vec(&input[used..], &mut self.plain, FlushDecompress::Finish)
+                .decompress_vec(&input[used..], &mut self.plain, FlushDecompress::None)
                 .map_err(|e| format!("the histogram's compressed data is damaged: {e}"))?;
-            match status {
-                Status::StreamEnd => return Ok(()),
-                _ if self.plain.len() < self.plain.capacity() && self.inflate.total_in() as usize == input.len() => {
-                    return Err("the histogram's compressed data is cut short".to_string());
-                }
-                _ => {}
+            if status == Status::StreamEnd {
+                return Ok(());
+            }
+            if before == (self.inflate.total_in() as usize, self.plain.len())
+                && self.plain.len() < self.plain.capacity()
+            {
+                return Err("the histogram's compressed data is cut short".to_string());
             }
         }
     }
