@@ -246,11 +246,7 @@ fn report_dirs(parent: &Path) -> Vec<PathBuf> {
 /// every histogram equal to an independent merge of the segments' logs, the
 /// per-segment table there. Returns the merged results.json.
 fn merge_and_check(dirs: &[PathBuf], out: &Path) -> Value {
-    let mut args = vec!["merge".to_string()];
-    args.extend(dirs.iter().map(|d| d.display().to_string()));
-    args.extend(["--out".to_string(), out.display().to_string()]);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let stdout = ok(&kvmark(&args));
+    let stdout = ok(&merge_cmd(dirs, out));
     assert!(stdout.contains("=== segments ==="), "{stdout}");
     let merged = read_json(&out.join("results.json"));
     let segs: Vec<Value> = dirs.iter().map(|d| read_json(&d.join("results.json"))).collect();
@@ -598,4 +594,143 @@ fn the_indexed_job_manifest_runs_n_segments() {
     assert!(pod["volumes"].as_sequence().is_some_and(|v| !v.is_empty()));
     let redis_url = words.iter().find(|w| w.starts_with("redis.url="));
     assert!(redis_url.is_some(), "the engine's url points at the service: {words:?}");
+}
+
+/// Runs `kvmark merge` of `dirs` into `out`.
+fn merge_cmd(dirs: &[PathBuf], out: &Path) -> Output {
+    let mut args = vec!["merge".to_string()];
+    args.extend(dirs.iter().map(|d| d.display().to_string()));
+    args.extend(["--out".to_string(), out.display().to_string()]);
+    kvmark(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// Runs `kvmark merge` of `dirs` into `out`; its exit code (1 when a point failed).
+fn merge_code(dirs: &[PathBuf], out: &Path) -> i32 {
+    let o = merge_cmd(dirs, out);
+    assert!(
+        out.join("results.json").is_file(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o.status.code().unwrap()
+}
+
+/// Two open-loop segments at a target rate: the merged point carries the schedule
+/// figures (waits and late starts summed, lags the largest, the start accuracy merged
+/// exactly), the target and the achieved rate, and the console prints them.
+#[test]
+fn merged_open_loop_runs_carry_the_schedule_figures() {
+    let d = tempfile::tempdir().unwrap();
+    let parent = d.path().join("runs");
+    let mixed = bundled("mixed.lua");
+    for i in 0..2 {
+        ok(&kvmark(&[
+            "--threads",
+            "2",
+            "--ops",
+            "1200",
+            "--items",
+            "300",
+            "--rate",
+            "4000",
+            "--segment",
+            &format!("{i}/2"),
+            "--report-dir",
+            parent.to_str().unwrap(),
+            &mixed,
+        ]));
+    }
+    let dirs = report_dirs(&parent);
+    let out = d.path().join("merged");
+    assert_eq!(merge_code(&dirs, &out), 0);
+    let merged = read_json(&out.join("results.json"));
+    let segs: Vec<Value> = dirs.iter().map(|d| read_json(&d.join("results.json"))).collect();
+    let pace = |v: &Value, f: &str| v["points"][0]["pace"][f].as_u64().unwrap();
+    for f in ["waited", "late"] {
+        assert_eq!(pace(&merged, f), segs.iter().map(|s| pace(s, f)).sum::<u64>(), "{f}");
+    }
+    for f in ["max_lag_ns", "final_lag_ns"] {
+        assert_eq!(pace(&merged, f), segs.iter().map(|s| pace(s, f)).max().unwrap(), "{f}");
+    }
+    assert_eq!(pace(&merged, "waited") + pace(&merged, "late"), 1200);
+    let decode = |v: &Value| {
+        let text = v["points"][0]["pace"]["start_accuracy_hdr"].as_str().unwrap();
+        let raw = base64::engine::general_purpose::STANDARD.decode(text).unwrap();
+        Deserializer::new().deserialize::<u64, _>(&mut raw.as_slice()).unwrap()
+    };
+    let mut independent = decode(&segs[0]);
+    independent.add(decode(&segs[1])).unwrap();
+    assert_eq!(buckets(&decode(&merged)), buckets(&independent));
+    assert_eq!(merged["points"][0]["rate"], segs[0]["points"][0]["rate"]);
+    assert!(merged["points"][0]["achieved"]["median"].as_f64().unwrap() > 0.0);
+    let report = std::fs::read_to_string(out.join("report.txt")).unwrap();
+    assert!(
+        report.contains("rate: target") && report.contains("schedule: "),
+        "{report}"
+    );
+}
+
+/// Two `--verify` segments on sim dropping writes: the merged point's counts are the
+/// segments' sums, its examples come from them, and verify.tsv has the merged rows.
+#[test]
+fn merged_verify_runs_sum_the_anomalies() {
+    let d = tempfile::tempdir().unwrap();
+    let parent = d.path().join("runs");
+    let wl = workload("verify.lua");
+    for i in 0..2 {
+        let o = kvmark(&[
+            "--backend",
+            "sim",
+            "--engine-opt",
+            "sim.drop_writes=50",
+            "--verify",
+            "--threads",
+            "2",
+            "--items",
+            "300",
+            "--ops",
+            "6000",
+            "--segment",
+            &format!("{i}/2"),
+            "--report-dir",
+            parent.to_str().unwrap(),
+            &wl,
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let dirs = report_dirs(&parent);
+    let out = d.path().join("merged");
+    assert_eq!(merge_code(&dirs, &out), 1, "anomalies fail the merged point too");
+    let merged = &read_json(&out.join("results.json"))["points"][0]["verify"];
+    let segs: Vec<Value> = dirs
+        .iter()
+        .map(|d| read_json(&d.join("results.json"))["points"][0]["verify"].clone())
+        .collect();
+    let lost = |v: &Value| v["counts"]["lost_write"].as_u64().unwrap();
+    assert!(segs.iter().all(|s| lost(s) > 0), "{segs:?}");
+    for f in ["reads_checked", "keys_read_back", "anomalies"] {
+        let sum: u64 = segs.iter().map(|s| s[f].as_u64().unwrap()).sum();
+        assert_eq!(merged[f].as_u64(), Some(sum), "{f}");
+    }
+    for (kind, n) in merged["counts"].as_object().unwrap() {
+        let sum: u64 = segs.iter().map(|s| s["counts"][kind].as_u64().unwrap()).sum();
+        assert_eq!(n.as_u64(), Some(sum), "{kind}");
+    }
+    let examples = merged["examples"].as_array().unwrap();
+    assert!(!examples.is_empty());
+    assert!(
+        examples
+            .iter()
+            .all(|e| segs.iter().any(|s| s["examples"].as_array().unwrap().contains(e)))
+    );
+    let tsv = std::fs::read_to_string(out.join("verify.tsv")).unwrap();
+    let row = tsv
+        .lines()
+        .find(|l| l.split('\t').nth(11) == Some("lost_write"))
+        .unwrap_or_else(|| panic!("no lost_write row: {tsv}"));
+    assert_eq!(
+        row.split('\t').nth(12),
+        Some(lost(merged).to_string().as_str()),
+        "{row}"
+    );
 }

@@ -11,6 +11,8 @@
 //! HTML report read it like any run's; `segments.tsv` and the json's `segments` list
 //! show each segment beside the merge.
 
+mod decode;
+mod figures;
 mod points;
 mod read;
 mod timeline;

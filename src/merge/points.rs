@@ -192,6 +192,9 @@ pub(super) fn merge_point(
         merged.merge(&rec);
         phases.push((name.clone(), rec));
     }
+    if let Some(pace) = super::figures::merge_pace(segs, p)? {
+        merged.add_pace(&pace);
+    }
     Ok(PointResult {
         key,
         status,
@@ -200,9 +203,7 @@ pub(super) fn merge_point(
         phases,
         slo: None,
         epoch: None,
-        // Verify counts are not merged yet: a merged report carries the segments'
-        // statuses, which fail when a segment's --verify found anomalies.
-        verify: None,
+        verify: super::figures::merge_verify(segs, p),
     })
 }
 

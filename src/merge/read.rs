@@ -3,14 +3,11 @@
 //! never sits in memory; see BENCHMARKS.md, "Merging segments").
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Lines};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use base64::Engine as _;
-use hdrhistogram::serialization::Deserializer;
 use serde_json::Value;
 
-use crate::metrics::Histogram;
 use crate::report::bundle::{HDR_DIR, REPLAY_CNF, RESULTS_JSON, TIMELINE_TSV};
 
 /// One segment's report directory.
@@ -126,14 +123,8 @@ impl SegmentDir {
 
     /// The intervals of point `p`'s log, in order (none without a log).
     pub fn intervals(&self, p: usize) -> Result<Intervals, String> {
-        let lines = match &self.hlogs[p] {
-            Some(path) => Some((
-                path.clone(),
-                BufReader::new(File::open(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?).lines(),
-            )),
-            None => None,
-        };
-        Ok(Intervals { lines, base: 0.0, n: 0 })
+        let lines = self.hlogs[p].as_deref().map(NumberedLines::open).transpose()?;
+        Ok(Intervals { lines, base: 0.0 })
     }
 
     /// The timeline rows of measurement `seq`, in order.
@@ -143,17 +134,11 @@ impl SegmentDir {
                 lines: None,
                 cols: [0; 8],
                 seq,
-                n: 1,
             });
         };
-        let mut lines =
-            BufReader::new(File::open(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?).lines();
-        let header = lines
-            .next()
-            .transpose()
-            .map_err(|e| format!("{}: {e}", path.display()))?
-            .unwrap_or_default();
-        let header: Vec<&str> = header.split('\t').collect();
+        let mut lines = NumberedLines::open(path)?;
+        lines.next_line().transpose()?;
+        let header: Vec<&str> = lines.text().split('\t').collect();
         let mut cols = [0; 8];
         let names = [
             "measurement",
@@ -174,32 +159,29 @@ impl SegmentDir {
             })?;
         }
         Ok(Rows {
-            lines: Some((path.clone(), lines)),
+            lines: Some(lines),
             cols,
             seq,
-            n: 1,
         })
     }
 }
 
 /// A histogram log read interval by interval.
 pub struct Intervals {
-    lines: Option<(PathBuf, Lines<BufReader<File>>)>,
+    lines: Option<NumberedLines>,
     base: f64,
-    n: usize,
 }
 
 impl Iterator for Intervals {
     type Item = Result<Interval, String>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let (path, lines) = self.lines.as_mut()?;
+        let lines = self.lines.as_mut()?;
         loop {
-            self.n += 1;
-            let line = match lines.next()? {
-                Ok(l) => l,
-                Err(e) => return Some(Err(format!("{}: {e}", path.display()))),
-            };
+            if let Err(e) = lines.next_line()? {
+                return Some(Err(e));
+            }
+            let line = lines.text();
             if let Some(rest) = line.strip_prefix("#[BaseTime: ") {
                 self.base = rest
                     .split_whitespace()
@@ -216,23 +198,15 @@ impl Iterator for Intervals {
                 Some(r) => match r.split_once(',') {
                     Some((t, rest)) => (t.to_string(), rest),
                     None => {
-                        return Some(Err(format!(
-                            "{}: line {}: no interval after the tag",
-                            path.display(),
-                            self.n
-                        )));
+                        return Some(Err(lines.damaged("no interval after the tag")));
                     }
                 },
-                None => (String::new(), line.as_str()),
+                None => (String::new(), line),
             };
             let f: Vec<&str> = rest.splitn(4, ',').collect();
             let num = |i: usize| f.get(i).and_then(|v| v.trim().parse::<f64>().ok());
             let (Some(start), Some(length), Some(encoded)) = (num(0), num(1), f.get(3)) else {
-                return Some(Err(format!(
-                    "{}: line {}: not an interval (the log is damaged)",
-                    path.display(),
-                    self.n
-                )));
+                return Some(Err(lines.damaged("not an interval (the log is damaged)")));
             };
             return Some(Ok(Interval {
                 start_unix: self.base + start,
@@ -246,28 +220,26 @@ impl Iterator for Intervals {
 
 /// A timeline's rows of one measurement.
 pub struct Rows {
-    lines: Option<(PathBuf, Lines<BufReader<File>>)>,
+    lines: Option<NumberedLines>,
     cols: [usize; 8],
     seq: usize,
-    n: usize,
 }
 
 impl Iterator for Rows {
     type Item = Result<Row, String>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let (path, lines) = self.lines.as_mut()?;
+        let lines = self.lines.as_mut()?;
         loop {
-            self.n += 1;
-            let line = match lines.next()? {
-                Ok(l) => l,
-                Err(e) => return Some(Err(format!("{}: {e}", path.display()))),
-            };
+            if let Err(e) = lines.next_line()? {
+                return Some(Err(e));
+            }
+            let line = lines.text();
             let f: Vec<&str> = line.split('\t').collect();
             let [seq, repeat, phase, metric, value, unix, interval, _] = self.cols;
             let get = |i: usize| f.get(i).copied();
             let num = |i: usize| get(i).and_then(|v| v.parse::<f64>().ok());
-            let bad = || Some(Err(format!("{}: line {} is damaged", path.display(), self.n)));
+            let bad = || Some(Err(lines.damaged("damaged")));
             match num(seq) {
                 Some(s) if s as usize == self.seq => {}
                 Some(s) if (s as usize) > self.seq => {
@@ -300,12 +272,43 @@ impl Iterator for Rows {
     }
 }
 
-/// Decodes an interval's histogram and adds it to `into`.
-pub fn add_encoded(de: &mut Deserializer, encoded: &str, into: &mut Histogram) -> Result<u64, String> {
-    let raw = base64::engine::general_purpose::STANDARD
-        .decode(encoded)
-        .map_err(|e| e.to_string())?;
-    let h: Histogram = de.deserialize(&mut raw.as_slice()).map_err(|e| format!("{e:?}"))?;
-    into.add(&h).map_err(|e| format!("{e:?}"))?;
-    Ok(h.len())
+/// A text file read line by line into one buffer, counting lines for messages.
+struct NumberedLines {
+    path: PathBuf,
+    reader: BufReader<File>,
+    line: String,
+    n: usize,
+}
+
+impl NumberedLines {
+    fn open(path: &Path) -> Result<NumberedLines, String> {
+        let file = File::open(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        Ok(NumberedLines {
+            path: path.to_path_buf(),
+            reader: BufReader::new(file),
+            line: String::new(),
+            n: 0,
+        })
+    }
+
+    /// Reads the next line into [`NumberedLines::text`]; None at the end of the file.
+    fn next_line(&mut self) -> Option<Result<(), String>> {
+        self.line.clear();
+        self.n += 1;
+        match self.reader.read_line(&mut self.line) {
+            Ok(0) => None,
+            Ok(_) => Some(Ok(())),
+            Err(e) => Some(Err(format!("{}: line {}: {e}", self.path.display(), self.n))),
+        }
+    }
+
+    /// The line read last, without its line ending.
+    fn text(&self) -> &str {
+        self.line.trim_end_matches(['\n', '\r'])
+    }
+
+    /// An error about the current line.
+    fn damaged(&self, what: &str) -> String {
+        format!("{}: line {}: {what}", self.path.display(), self.n)
+    }
 }

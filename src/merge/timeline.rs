@@ -10,10 +10,9 @@
 use std::collections::BTreeMap;
 use std::iter::Peekable;
 
-use hdrhistogram::serialization::Deserializer;
-
+use super::decode::Decoder;
 use super::points::parse_tag;
-use super::read::{Intervals, Rows, SegmentDir, add_encoded};
+use super::read::{Intervals, Rows, SegmentDir};
 use crate::metrics::{Histogram, LatencySet, OpKind, Recorder, new_histogram, op_label};
 use crate::result::PointKey;
 use crate::run::observer::{Observer, Sample};
@@ -153,8 +152,7 @@ pub(super) fn stream_point(
         return Ok(totals);
     }
     let grid = Grid { period, origin };
-    let mut de = Deserializer::new();
-    let mut scratch = new_histogram();
+    let mut dec = Decoder::default();
     // Recorders of emitted buckets, kept for reuse (a histogram is about 270 KB).
     let mut spare: Vec<Recorder> = Vec::new();
     loop {
@@ -179,9 +177,8 @@ pub(super) fn stream_point(
                 let Some((phase, kind, response)) = parse_tag(&i.tag) else {
                     continue;
                 };
-                scratch.reset();
-                let n = add_encoded(&mut de, &i.encoded, &mut scratch)
-                    .map_err(|e| format!("{}: point {seq}: {e}", segs[si].path.display()))?;
+                let at = |e: String| format!("{}: point {seq}: {e}", segs[si].path.display());
+                let n = dec.decode(&i.encoded).map_err(at)?;
                 let b = filled_or(&mut filled, phase, &mut spare);
                 b.span(i.start_unix, i.start_unix + i.length);
                 let st = b.latency.kind_mut(kind);
@@ -190,19 +187,15 @@ pub(super) fn stream_point(
                 } else {
                     &mut st.hist
                 };
-                into.add(&scratch).map_err(|e| format!("{e:?}"))?;
+                dec.add_to(into).map_err(at)?;
                 let total_phase = if phase == "warmup" { first_phase } else { phase };
                 let tag = (total_phase.to_string(), kind, response);
                 let count = totals.counts[si].entry(tag.clone()).or_insert(0);
                 *count = count.saturating_add(n);
-                totals
-                    .merged
-                    .entry(tag)
-                    .or_insert_with(new_histogram)
-                    .add(&scratch)
-                    .map_err(|e| format!("{e:?}"))?;
+                dec.add_to(totals.merged.entry(tag).or_insert_with(new_histogram))
+                    .map_err(at)?;
                 if !response {
-                    totals.service[si].add(&scratch).map_err(|e| format!("{e:?}"))?;
+                    dec.add_to(&mut totals.service[si]).map_err(at)?;
                 }
             }
             while s.next_row_slot(&grid)? == Some(slot) {

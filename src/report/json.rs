@@ -180,7 +180,21 @@ fn pace(p: &PaceStats) -> Value {
         "max_lag_ns": p.max_lag_ns,
         "final_lag_ns": p.final_lag_ns,
         "start_accuracy": distribution(&p.accuracy),
+        // The histogram itself (base64 of its V2 deflate encoding), for `kvmark merge`.
+        "start_accuracy_hdr": encoded(&p.accuracy),
     })
+}
+
+/// A histogram as a histogram log's interval holds it: base64 of its V2 deflate
+/// encoding.
+fn encoded(h: &crate::metrics::Histogram) -> String {
+    use base64::Engine as _;
+    use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
+    let mut buf = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(h, &mut buf)
+        .expect("a histogram serializes into memory");
+    base64::engine::general_purpose::STANDARD.encode(buf)
 }
 
 fn slo(r: &SloReport) -> Value {
