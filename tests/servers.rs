@@ -19,6 +19,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::servers::{PrivateServer, can_start_servers};
 use common::*;
 use kvmark::engine::storage::{Reach, reach, servers_required};
 use kvmark::engine::{EngineInfo, EngineOptions};
@@ -194,61 +195,6 @@ fn redis_refuses_ranges_without_its_index_naming_the_option() {
     );
     // Only the ranges failed; the rest ran.
     assert!(op_count(&out, "get").unwrap_or(0) > 0, "{out}");
-}
-
-/// A private server started by scripts/servers in a state directory of its own,
-/// stopped (and its directory removed) when dropped.
-struct PrivateServer {
-    name: &'static str,
-    state: tempfile::TempDir,
-    url: String,
-}
-
-impl PrivateServer {
-    fn start(name: &'static str) -> PrivateServer {
-        let state = tempfile::tempdir().unwrap();
-        // As root, PostgreSQL runs as the 'postgres' user inside the directory.
-        let open = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755);
-        std::fs::set_permissions(state.path(), open).unwrap();
-        let out = servers(state.path(), &["start", name]);
-        let url = stdout(&out)
-            .lines()
-            .find_map(|l| l.split_once("_URL=").map(|(_, u)| u.to_string()))
-            .unwrap_or_else(|| panic!("scripts/servers start {name}: {}", stderr(&out)));
-        PrivateServer { name, state, url }
-    }
-
-    fn stop(&self) {
-        let out = servers(self.state.path(), &["stop", self.name]);
-        assert!(out.status.success(), "scripts/servers stop: {}", stderr(&out));
-    }
-}
-
-impl Drop for PrivateServer {
-    fn drop(&mut self) {
-        let _ = servers(self.state.path(), &["stop", self.name]);
-    }
-}
-
-fn servers(state: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(root().join("scripts/servers"))
-        .args(args)
-        .env("KVMARK_SERVERS_DIR", state)
-        .output()
-        .expect("run scripts/servers")
-}
-
-/// Whether this machine can start the servers: in a dev run without them, skip.
-fn can_start_servers() -> bool {
-    let have = Command::new("sh")
-        .arg("-c")
-        .arg("command -v redis-server && ls /usr/lib/postgresql/*/bin/initdb")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have && !servers_required() {
-        eprintln!("redis-server or PostgreSQL is not installed (scripts/servers installs them): skipped");
-    }
-    have || servers_required()
 }
 
 #[test]
