@@ -13,52 +13,12 @@
 
 mod common;
 
-use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::servers::PrivateServer;
 use common::*;
 use kvmark::engine::storage::servers_required;
-
-/// A private server set of its own: started by scripts/servers in a temporary state
-/// directory, stopped with it.
-struct Private {
-    name: &'static str,
-    state: tempfile::TempDir,
-    url: String,
-}
-
-impl Private {
-    fn start(name: &'static str) -> Private {
-        let state = tempfile::tempdir().unwrap();
-        let out = scripts_servers(state.path(), &["start", name]);
-        let url = stdout(&out)
-            .lines()
-            .find_map(|l| l.split_once("_URL=").map(|(_, u)| u.to_string()))
-            .unwrap_or_else(|| panic!("scripts/servers start {name}: {}", stderr(&out)));
-        Private { name, state, url }
-    }
-
-    /// The members' process ids, in the order of their URLs.
-    fn pids(&self) -> Vec<i32> {
-        let text = std::fs::read_to_string(self.state.path().join(self.name).join("pid")).unwrap();
-        text.lines().map(|l| l.trim().parse().unwrap()).collect()
-    }
-}
-
-impl Drop for Private {
-    fn drop(&mut self) {
-        let _ = scripts_servers(self.state.path(), &["stop", self.name]);
-    }
-}
-
-fn scripts_servers(state: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(root().join("scripts/servers"))
-        .args(args)
-        .env("KVMARK_SERVERS_DIR", state)
-        .output()
-        .expect("run scripts/servers")
-}
 
 /// Whether `program` is installed; when not, a dev run skips (saying so) and a run
 /// that requires the servers goes on and fails where it needs it.
@@ -105,7 +65,7 @@ fn etcd_goes_on_against_the_quorum_when_its_leader_is_killed_mid_run() {
     }
     const SECS: f64 = 8.0;
     const KILL_AT: Duration = Duration::from_millis(2500);
-    let cluster = Private::start("etcd");
+    let cluster = PrivateServer::start("etcd");
     let endpoints = format!("etcd.endpoints={}", cluster.url);
     let dir = tempfile::tempdir().unwrap();
     let timeline = dir.path().join("timeline.tsv");
@@ -189,7 +149,7 @@ fn redis_cluster_runs_a_workload_with_ranges_on_one_slot() {
     if !have("redis-server") {
         return;
     }
-    let cluster = Private::start("redis-cluster");
+    let cluster = PrivateServer::start("redis-cluster");
     let url = format!("redis-cluster.url={}", cluster.url);
     let mixed = bundled("mixed.lua");
     let o = kvmark(&[

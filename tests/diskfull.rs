@@ -1,7 +1,10 @@
 //! A full disk, through the real binary: ENOSPC in an engine's directory fails the
 //! point with a message naming the directory and the engine's error (exit 1, nothing
 //! killed by a signal, the store removed); ENOSPC while writing reports is a clear
-//! error and never leaves a report file that looks whole but is not.
+//! error and never leaves a report file that looks whole but is not. Engines that
+//! write through memory maps of sparse files (LMDB's write_map, Kyoto Cabinet's msiz)
+//! are refused before the run when the map cannot fit in the free space, instead of
+//! dying of SIGBUS; Tkrzw writes with pwrite unless told otherwise.
 //!
 //! The full disk is a tmpfs with a size limit that the test mounts, which needs root
 //! and mount permission (as this project's CI machine has). Where that is refused the
@@ -57,18 +60,21 @@ const FILL: &str = r#"{"sections": [{"key_len": 16, "val_len": 4096, "groups": [
 #[test]
 fn every_persistent_engine_fails_the_point_naming_the_full_directory() {
     let (_d, spec) = spec_file("fill.json", FILL);
-    // Kyoto Cabinet and Tkrzw are left out: they write through memory maps and die of
-    // a signal on a full disk, as LMDB's write_map did; refusing or handling that the
-    // same way is still open (issue 21).
     let engines: Vec<&str> = kvmark::engine::registry()
         .into_iter()
-        .filter(|e| e.storage.on_disk() && !["kyotocabinet", "tkrzw"].contains(&e.name))
+        .filter(|e| e.storage.on_disk())
         .map(|e| e.name)
         .collect();
     for engine in engines {
         let Some(disk) = SmallDisk::mount("3m") else { return };
         let data = disk.path().to_str().unwrap();
-        let o = kvmark(&["--backend", engine, "--data-dir", data, spec.to_str().unwrap()]);
+        let mut args = vec!["--backend", engine, "--data-dir", data];
+        // Its default memory map (64 MiB) cannot fit on this disk: refused, see below.
+        if engine == "kyotocabinet" {
+            args.extend(["--engine-opt", "kyotocabinet.msiz=0"]);
+        }
+        args.push(spec.to_str().unwrap());
+        let o = kvmark(&args);
         assert_eq!(o.status.code(), Some(1), "{engine}: exit 1, no signal: {}", stderr(&o));
         let said = format!("{}{}", stdout(&o), stderr(&o));
         assert!(
@@ -103,6 +109,31 @@ fn lmdb_write_map_is_refused_when_the_map_cannot_fit_instead_of_dying_of_sigbus(
         err.contains("write_map needs room for the whole map") && err.contains(data),
         "{err}"
     );
+}
+
+#[test]
+fn kyoto_cabinets_memory_map_is_refused_when_it_cannot_fit_instead_of_dying_of_sigbus() {
+    let (_d, spec) = spec_file("fill.json", FILL);
+    let Some(disk) = SmallDisk::mount("3m") else { return };
+    let data = disk.path().to_str().unwrap();
+    for msiz in [None, Some("kyotocabinet.msiz=8M")] {
+        let mut args = vec!["--backend", "kyotocabinet", "--data-dir", data];
+        if let Some(opt) = msiz {
+            args.extend(["--engine-opt", opt]);
+        }
+        args.push(spec.to_str().unwrap());
+        let o = kvmark(&args);
+        assert_eq!(o.status.code(), Some(1), "{msiz:?}: exit 1, no SIGBUS: {}", stderr(&o));
+        let err = format!("{}{}", stdout(&o), stderr(&o));
+        assert!(
+            err.contains("are written through a memory map")
+                && err.contains("kyotocabinet.msiz=0")
+                && err.contains(data),
+            "{msiz:?}: {err}"
+        );
+        let left: Vec<_> = std::fs::read_dir(disk.path()).unwrap().collect();
+        assert!(left.is_empty(), "{msiz:?}: the store is removed: {left:?}");
+    }
 }
 
 #[test]

@@ -15,9 +15,9 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::servers::PrivateServer;
 use common::*;
 use kvmark::engine::storage::{Reach, reach, servers_required};
 use kvmark::engine::{EngineInfo, EngineOptions};
@@ -206,14 +206,6 @@ fn sessions_of_both_engines_work_inside_the_connections_of_one_thread() {
     }
 }
 
-fn servers(state: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(root().join("scripts/servers"))
-        .args(args)
-        .env("KVMARK_SERVERS_DIR", state)
-        .output()
-        .expect("run scripts/servers")
-}
-
 #[test]
 fn a_server_stopped_mid_run_fails_both_engines_with_counted_errors_on_time() {
     let installed =
@@ -223,13 +215,8 @@ fn a_server_stopped_mid_run_fails_both_engines_with_counted_errors_on_time() {
         return;
     }
     // A private server: stopping it disturbs no other test.
-    let state = tempfile::tempdir().unwrap();
-    let started = servers(state.path(), &["start", "mariadb"]);
-    let url = stdout(&started)
-        .lines()
-        .find_map(|l| l.strip_prefix("KVMARK_MARIADB_URL=").map(str::to_string))
-        .unwrap_or_else(|| panic!("scripts/servers start mariadb: {}", stderr(&started)));
-    let stop = || servers(state.path(), &["stop", "mariadb"]);
+    let server = PrivateServer::start("mariadb");
+    let url = &server.url;
     const SECS: f64 = 4.0;
     let (innodb_url, rocks_url) = (format!("mariadb.url={url}"), format!("myrocks.url={url}"));
     let began = Instant::now();
@@ -254,8 +241,7 @@ fn a_server_stopped_mid_run_fails_both_engines_with_counted_errors_on_time() {
     ]);
     // Inside mariadb's timed phase; myrocks then finds no server at all.
     std::thread::sleep(Duration::from_millis(1500));
-    let stopped = stop();
-    assert!(stopped.status.success(), "scripts/servers stop: {}", stderr(&stopped));
+    server.stop();
     let o = child.wait_with_output().unwrap();
     let took = began.elapsed().as_secs_f64();
     assert_exit(&o, 1);

@@ -12,10 +12,9 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::servers::{PrivateServer, counted_errors};
 use common::*;
 use kvmark::engine::inflight::block_on;
 use kvmark::engine::storage::{Reach, fresh_namespace, reach, servers_required};
@@ -171,14 +170,6 @@ fn documents_hold_hex_ids_and_value_pieces_and_ranges_follow_key_bytes() {
     (info.storage.server().unwrap().remove)(&options, &ns).unwrap();
 }
 
-fn servers(state: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(root().join("scripts/servers"))
-        .args(args)
-        .env("KVMARK_SERVERS_DIR", state)
-        .output()
-        .expect("run scripts/servers")
-}
-
 #[test]
 fn a_server_stopped_mid_run_gives_counted_errors_a_clear_message_and_exit_1_on_time() {
     if reachable().is_none() {
@@ -187,47 +178,17 @@ fn a_server_stopped_mid_run_gives_counted_errors_a_clear_message_and_exit_1_on_t
     const SECS: f64 = 4.0;
     const TIMEOUT: f64 = 1.0;
     // A FerretDB of the test's own (the binary is cached by the shared one's start).
-    let state = tempfile::tempdir().unwrap();
-    let started = servers(state.path(), &["start", ENGINE]);
-    let url = stdout(&started)
-        .lines()
-        .find_map(|l| l.strip_prefix("KVMARK_MONGODB_URL=").map(str::to_string))
-        .unwrap_or_else(|| panic!("scripts/servers start {ENGINE}: {}", stderr(&started)));
-    let url = format!("{ENGINE}.url={url}");
-    let timeout = format!("{ENGINE}.timeout={TIMEOUT}s");
-    let secs = SECS.to_string();
-    let mixed = bundled("mixed.lua");
+    let server = PrivateServer::start(ENGINE);
     let began = Instant::now();
-    let child = spawn_kvmark(&[
-        "--backend",
-        ENGINE,
-        "--engine-opt",
-        &url,
-        "--engine-opt",
-        &timeout,
-        "--threads",
-        "2",
-        "--items",
-        "300",
-        "--secs",
-        &secs,
-        &mixed,
-    ]);
+    let child = server.spawn_mixed(Duration::from_secs_f64(TIMEOUT), SECS, &[]);
     // Well inside the timed phase (the load of 300 keys is one insertMany per thread).
     std::thread::sleep(Duration::from_millis(2000));
-    let stopped = servers(state.path(), &["stop", ENGINE]);
-    assert!(stopped.status.success(), "scripts/servers stop: {}", stderr(&stopped));
+    server.stop();
     let o = child.wait_with_output().unwrap();
     let took = began.elapsed().as_secs_f64();
     assert_exit(&o, 1);
     let out = stdout(&o);
-    let errors: Vec<&str> = out.lines().filter(|l| l.starts_with("errors: ")).collect();
-    let counted: u64 = errors
-        .iter()
-        .filter_map(|l| l.split_whitespace().nth(2)?.parse::<u64>().ok())
-        .sum();
-    assert!(counted > 0, "no counted errors\n{out}");
-    assert!(errors.iter().all(|l| l.contains("(engine mongodb: ")), "{errors:?}");
+    assert!(counted_errors(&out, ENGINE) > 0, "no counted errors\n{out}");
     assert!(out.contains("FAILED: mixed mongodb t2 b1: "), "{out}");
     assert!(took < SECS + TIMEOUT + 6.0, "took {took:.1} s\n{out}");
 }

@@ -19,6 +19,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::servers::{PrivateServer, can_start_servers, counted_errors, engine_args};
 use common::*;
 use kvmark::engine::storage::{Reach, reach, servers_required};
 use kvmark::engine::{EngineInfo, EngineOptions};
@@ -33,14 +34,6 @@ fn reachable(name: &str) -> Option<&'static EngineInfo> {
             None
         }
         Reach::Fail(why) => panic!("{why}"),
-    }
-}
-
-/// The options each engine needs for the Lua workloads (ranges): Redis's index.
-fn engine_args(name: &str) -> Vec<&'static str> {
-    match name {
-        "redis" => vec!["--engine-opt", "redis.index=zset"],
-        _ => Vec::new(),
     }
 }
 
@@ -196,61 +189,6 @@ fn redis_refuses_ranges_without_its_index_naming_the_option() {
     assert!(op_count(&out, "get").unwrap_or(0) > 0, "{out}");
 }
 
-/// A private server started by scripts/servers in a state directory of its own,
-/// stopped (and its directory removed) when dropped.
-struct PrivateServer {
-    name: &'static str,
-    state: tempfile::TempDir,
-    url: String,
-}
-
-impl PrivateServer {
-    fn start(name: &'static str) -> PrivateServer {
-        let state = tempfile::tempdir().unwrap();
-        // As root, PostgreSQL runs as the 'postgres' user inside the directory.
-        let open = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755);
-        std::fs::set_permissions(state.path(), open).unwrap();
-        let out = servers(state.path(), &["start", name]);
-        let url = stdout(&out)
-            .lines()
-            .find_map(|l| l.split_once("_URL=").map(|(_, u)| u.to_string()))
-            .unwrap_or_else(|| panic!("scripts/servers start {name}: {}", stderr(&out)));
-        PrivateServer { name, state, url }
-    }
-
-    fn stop(&self) {
-        let out = servers(self.state.path(), &["stop", self.name]);
-        assert!(out.status.success(), "scripts/servers stop: {}", stderr(&out));
-    }
-}
-
-impl Drop for PrivateServer {
-    fn drop(&mut self) {
-        let _ = servers(self.state.path(), &["stop", self.name]);
-    }
-}
-
-fn servers(state: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(root().join("scripts/servers"))
-        .args(args)
-        .env("KVMARK_SERVERS_DIR", state)
-        .output()
-        .expect("run scripts/servers")
-}
-
-/// Whether this machine can start the servers: in a dev run without them, skip.
-fn can_start_servers() -> bool {
-    let have = Command::new("sh")
-        .arg("-c")
-        .arg("command -v redis-server && ls /usr/lib/postgresql/*/bin/initdb")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have && !servers_required() {
-        eprintln!("redis-server or PostgreSQL is not installed (scripts/servers installs them): skipped");
-    }
-    have || servers_required()
-}
-
 #[test]
 fn a_server_stopped_mid_run_gives_counted_errors_a_clear_message_and_exit_1_on_time() {
     if !can_start_servers() {
@@ -260,28 +198,8 @@ fn a_server_stopped_mid_run_gives_counted_errors_a_clear_message_and_exit_1_on_t
     const TIMEOUT: f64 = 1.0;
     for name in ["redis", "postgres"] {
         let server = PrivateServer::start(name);
-        let url = format!("{name}.url={}", server.url);
-        let timeout = format!("{name}.timeout={TIMEOUT}s");
-        let secs = SECS.to_string();
-        let mut args = vec![
-            "--backend",
-            name,
-            "--engine-opt",
-            &url,
-            "--engine-opt",
-            &timeout,
-            "--threads",
-            "2",
-            "--items",
-            "300",
-            "--secs",
-            &secs,
-        ];
-        args.extend(engine_args(name));
-        let mixed = bundled("mixed.lua");
-        args.push(&mixed);
         let started = Instant::now();
-        let child = spawn_kvmark(&args);
+        let child = server.spawn_mixed(Duration::from_secs_f64(TIMEOUT), SECS, &[]);
         // Well inside the timed phase (the load of 300 keys takes milliseconds).
         std::thread::sleep(Duration::from_millis(1500));
         server.stop();
@@ -289,17 +207,7 @@ fn a_server_stopped_mid_run_gives_counted_errors_a_clear_message_and_exit_1_on_t
         let took = started.elapsed().as_secs_f64();
         assert_exit(&o, 1);
         let out = stdout(&o);
-        // "errors: OP N of M (engine NAME: ...)" for the kinds that failed.
-        let errors: Vec<&str> = out.lines().filter(|l| l.starts_with("errors: ")).collect();
-        let counted: u64 = errors
-            .iter()
-            .filter_map(|l| l.split_whitespace().nth(2)?.parse::<u64>().ok())
-            .sum();
-        assert!(counted > 0, "{name}: no counted errors\n{out}");
-        assert!(
-            errors.iter().all(|l| l.contains(&format!("(engine {name}: "))),
-            "{name}: {errors:?}"
-        );
+        assert!(counted_errors(&out, name) > 0, "{name}: no counted errors\n{out}");
         assert!(out.contains(&format!("FAILED: mixed {name} t2 b1: ")), "{name}: {out}");
         // The budget, at most one timeout for an operation caught by the stop, and a
         // margin for start-up, the load and removing the namespace (which fails fast).

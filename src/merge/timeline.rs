@@ -101,7 +101,8 @@ impl Source {
 /// Whether a metric adds up over segments (rates and counts) rather than averages
 /// (probe readings); latency figures are recomputed from histograms instead.
 fn sums(name: &str) -> bool {
-    matches!(name, "wu_per_s" | "ops_per_s" | "keys_per_s") || (name.starts_with("op.") && name.ends_with(".count"))
+    matches!(name, "wu_per_s" | "ops_per_s" | "keys_per_s")
+        || (name.starts_with("op.") && (name.ends_with(".count") || name.ends_with(".errors")))
 }
 
 fn is_latency(name: &str) -> bool {

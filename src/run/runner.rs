@@ -364,7 +364,7 @@ impl Runner<'_> {
 }
 
 /// A message when the filesystem holding `dir` is full (under 1 MiB or 0.5% free).
-fn disk_full(dir: &std::path::Path) -> Option<String> {
+pub(super) fn disk_full(dir: &std::path::Path) -> Option<String> {
     let (free, total) = crate::engine::storage::disk_space(dir)?;
     (free < (total / 200).max(1 << 20)).then(|| {
         format!(

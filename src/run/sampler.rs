@@ -465,6 +465,10 @@ impl<'a> Sampler<'a> {
                     Some(s) => {
                         let name = kind.name();
                         st.metrics.push((format!("op.{name}.count"), s.count() as f64));
+                        // Only where calls failed: a fault shows as a run of these rows.
+                        if s.errors > 0 {
+                            st.metrics.push((format!("op.{name}.errors"), s.errors as f64));
+                        }
                         for (set, h) in s.latency_sets() {
                             let label = op_label(kind, set);
                             st.metrics

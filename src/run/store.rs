@@ -126,7 +126,14 @@ impl OpenStore {
     /// Closes the store and removes its directory or namespace (unless kept). Both
     /// failures are reported.
     pub fn close(self) -> Result<(), String> {
-        let closed = self.store.close().map_err(|e| format!("closing the store failed: {e}"));
+        // Engines that cache writes (Kyoto Cabinet, Tkrzw) meet a full disk only here.
+        // Read after the close, which is what fills the disk.
+        let dir = self.dir().map(Path::to_path_buf);
+        let full = |e| match dir.as_deref().and_then(super::runner::disk_full) {
+            Some(full) => format!("closing the store failed: {full}; the engine's errors: {e}"),
+            None => format!("closing the store failed: {e}"),
+        };
+        let closed = self.store.close().map_err(full);
         closed.and(self.owned.remove())
     }
 }

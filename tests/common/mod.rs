@@ -5,6 +5,7 @@
 pub mod cdp;
 pub mod figs;
 pub mod parse;
+pub mod servers;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -26,7 +26,9 @@
 //! without the chance to check the cap).
 //!
 //! Knobs are Tkrzw's tuning parameters, passed in its open parameters only when set;
-//! the defaults listed are those of its sources.
+//! the defaults listed are those of its sources, but for `file`: kvmark opens the file
+//! with pread/pwrite (PositionalParallelFile) unless `file=mmap`, because Tkrzw's
+//! memory-mapped default kills the process with SIGBUS on a full disk.
 
 mod ffi;
 
@@ -69,10 +71,13 @@ const ENGINE: &str = "tkrzw";
 const DBMS: &[&str] = &["tree", "skip"];
 const UPDATE_MODES: &[&str] = &["in_place", "appending"];
 const COMP_MODES: &[&str] = &["none", "zlib", "zstd", "lz4", "lzma"];
+const FILES: &[&str] = &["pos", "mmap"];
 
 #[derive(Debug, Clone, Default)]
 struct Settings {
     skip: bool,
+    /// Tkrzw's memory-mapped file class instead of the positional one.
+    mmap: bool,
     /// `key=value` open parameters, in the order given.
     params: Vec<(&'static str, String)>,
 }
@@ -173,6 +178,14 @@ static KNOBS: KnobTable<Settings> = KnobTable::new(
             set: |s, v| v.num::<u32>().map(|n| s.param("max_cached_records", n)),
         },
         KnobDef {
+            name: "file",
+            help: "pos (PositionalParallelFile: pread/pwrite; a full disk fails the write) or mmap \
+                   (MemoryMapParallelFile, Tkrzw's default: writes through a map of a sparse file, so a \
+                   full disk kills the process with SIGBUS)",
+            default: || "pos".to_string(),
+            set: |s, v| v.choice(FILES).map(|f| s.mmap = f == "mmap"),
+        },
+        KnobDef {
             name: "sync_hard",
             help: "synchronize with fsync (physical) instead of leaving it to the OS",
             default: || "0".to_string(),
@@ -240,7 +253,16 @@ fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
     let file = dir.join(if s.skip { "kvmark.tks" } else { "kvmark.tkt" });
     let path = CString::new(file.to_string_lossy().as_bytes())
         .map_err(|_| EngineError::other("tkrzw: the store path contains a NUL byte"))?;
-    let mut params = format!("dbm={}", if s.skip { "SkipDBM" } else { "TreeDBM" });
+    // Tkrzw's default file class writes through a memory map of a file grown with
+    // ftruncate: a page a full disk cannot back kills the whole process with SIGBUS
+    // (measured on a 3 MiB tmpfs), where pwrite fails one write. So the positional
+    // class is kvmark's default; `file=mmap` chooses the map knowingly.
+    let file = if s.mmap {
+        "MemoryMapParallelFile"
+    } else {
+        "PositionalParallelFile"
+    };
+    let mut params = format!("dbm={},file={file}", if s.skip { "SkipDBM" } else { "TreeDBM" });
     for (name, value) in &s.params {
         params.push_str(&format!(",{name}={value}"));
     }

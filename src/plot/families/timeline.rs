@@ -23,7 +23,7 @@ pub fn metric_axis(name: &str) -> Axis {
         ("latency", Unit::Nanos)
     } else if name == "sys.load1" {
         ("runnable threads (1-min load)", Unit::Count)
-    } else if name.ends_with("_files") || name.ends_with(".count") {
+    } else if name.ends_with("_files") || name.ends_with(".count") || name.ends_with(".errors") {
         ("count", Unit::Count)
     } else {
         ("value", Unit::Count)

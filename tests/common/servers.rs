@@ -1,0 +1,184 @@
+//! Private servers for the server engines' tests, started by scripts/servers in a
+//! state directory of their own, so stopping, pausing or restarting one never
+//! disturbs the shared ones (`make test`'s) or another test's.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use super::{root, stderr, stdout};
+
+/// A private server started by scripts/servers in a state directory of its own,
+/// stopped (and its directory removed) when dropped.
+pub struct PrivateServer {
+    /// The server's name in scripts/servers.d.
+    pub name: &'static str,
+    state: tempfile::TempDir,
+    /// Its URL (KVMARK_<NAME>_URL's value).
+    pub url: String,
+}
+
+impl PrivateServer {
+    /// Starts `name` (panics saying why when it cannot).
+    pub fn start(name: &'static str) -> PrivateServer {
+        let state = tempfile::tempdir().unwrap();
+        // As root, PostgreSQL runs as the 'postgres' user inside the directory.
+        let open = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755);
+        std::fs::set_permissions(state.path(), open).unwrap();
+        let out = servers(state.path(), &["start", name]);
+        let url = stdout(&out)
+            .lines()
+            .find_map(|l| l.split_once("_URL=").map(|(_, u)| u.to_string()))
+            .unwrap_or_else(|| panic!("scripts/servers start {name}: {}", stderr(&out)));
+        PrivateServer { name, state, url }
+    }
+
+    /// Stops it for good.
+    pub fn stop(&self) {
+        self.control("stop");
+    }
+
+    /// Stops its processes as a crash would for its clients, keeping its port and data.
+    pub fn down(&self) {
+        self.control("down");
+    }
+
+    /// Starts it again after [`down`](Self::down), on the same port.
+    pub fn up(&self) {
+        self.control("up");
+    }
+
+    fn control(&self, what: &str) {
+        let out = servers(self.state.path(), &[what, self.name]);
+        assert!(
+            out.status.success(),
+            "scripts/servers {what} {}: {}",
+            self.name,
+            stderr(&out)
+        );
+    }
+
+    /// Spawns kvmark running workloads/mixed.lua on this server's engine (of the same
+    /// name) at 2 threads over 300 items for `secs`, with the engine's per-operation
+    /// `timeout`, and `extra` flags.
+    pub fn spawn_mixed(&self, timeout: std::time::Duration, secs: f64, extra: &[&str]) -> std::process::Child {
+        let name = self.name;
+        let url = format!("{name}.url={}", self.url);
+        let timeout = format!("{name}.timeout={}ms", timeout.as_millis());
+        let secs = secs.to_string();
+        let mixed = super::bundled("mixed.lua");
+        let mut args = vec![
+            "--backend",
+            name,
+            "--engine-opt",
+            &url,
+            "--engine-opt",
+            &timeout,
+            "--threads",
+            "2",
+            "--items",
+            "300",
+            "--secs",
+            &secs,
+        ];
+        args.extend(engine_args(name));
+        args.extend(extra);
+        args.push(&mixed);
+        super::spawn_kvmark(&args)
+    }
+
+    /// The process ids of its pid file, in order (one per member for a cluster).
+    pub fn pids(&self) -> Vec<i32> {
+        let file = self.state.path().join(self.name).join("pid");
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        text.split_whitespace()
+            .map(|p| p.parse().unwrap_or_else(|e| panic!("{}: {p:?}: {e}", file.display())))
+            .collect()
+    }
+
+    /// Its processes: those of its pid file and every descendant of theirs
+    /// (PostgreSQL's backends are children of the postmaster).
+    pub fn processes(&self) -> Vec<i32> {
+        let mut pids = self.pids();
+        let parents: Vec<(i32, i32)> = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| {
+                let pid: i32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+                // The parent is the second field after the parenthesised command name.
+                let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+                Some((pid, ppid))
+            })
+            .collect();
+        let mut i = 0;
+        while i < pids.len() {
+            let parent = pids[i];
+            pids.extend(parents.iter().filter(|(_, pp)| *pp == parent).map(|(p, _)| *p));
+            i += 1;
+        }
+        pids
+    }
+
+    /// Sends `sig` to every one of its processes.
+    pub fn signal(&self, sig: i32) {
+        for pid in self.processes() {
+            // SAFETY: a plain system call on a process of this test's server.
+            unsafe { libc::kill(pid, sig) };
+        }
+    }
+}
+
+impl Drop for PrivateServer {
+    fn drop(&mut self) {
+        // A paused server would not stop within scripts/servers' wait; one the test
+        // stopped already has no pid file left.
+        if self.state.path().join(self.name).join("pid").exists() {
+            self.signal(libc::SIGCONT);
+        }
+        let _ = servers(self.state.path(), &["stop", self.name]);
+    }
+}
+
+/// The options an engine needs to run every verb of mixed.lua (Redis keeps no key
+/// order without its index).
+pub fn engine_args(name: &str) -> Vec<&'static str> {
+    match name {
+        "redis" => vec!["--engine-opt", "redis.index=zset"],
+        _ => Vec::new(),
+    }
+}
+
+/// The engine errors a console report counts ("errors: OP N of M (engine NAME: ...)"
+/// lines), after checking that every such line names `engine`.
+pub fn counted_errors(out: &str, engine: &str) -> u64 {
+    let errors: Vec<&str> = out.lines().filter(|l| l.starts_with("errors: ")).collect();
+    let named = format!("(engine {engine}: ");
+    assert!(errors.iter().all(|l| l.contains(&named)), "{engine}: {errors:?}");
+    errors
+        .iter()
+        .filter_map(|l| l.split_whitespace().nth(2)?.parse::<u64>().ok())
+        .sum()
+}
+
+/// Runs scripts/servers with `state` as its state directory.
+pub fn servers(state: &Path, args: &[&str]) -> Output {
+    Command::new(root().join("scripts/servers"))
+        .args(args)
+        .env("KVMARK_SERVERS_DIR", state)
+        .output()
+        .expect("run scripts/servers")
+}
+
+/// Whether this machine can start Redis and PostgreSQL: in a dev run without them,
+/// skip (saying so); with KVMARK_REQUIRE_SERVERS=1 the test goes on and fails.
+pub fn can_start_servers() -> bool {
+    let have = Command::new("sh")
+        .arg("-c")
+        .arg("command -v redis-server && ls /usr/lib/postgresql/*/bin/initdb")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let required = kvmark::engine::storage::servers_required();
+    if !have && !required {
+        eprintln!("redis-server or PostgreSQL is not installed (scripts/servers installs them): skipped");
+    }
+    have || required
+}
