@@ -336,40 +336,38 @@ impl Driver {
         Driver(io.fuse())
     }
 
-    /// `request`, driving the connection's I/O while it waits.
-    pub fn drive<R: Future>(&mut self, request: R) -> Drive<'_, R> {
+    /// `request`, driving the connection's I/O while it waits. The request is boxed:
+    /// a client's request future is large, and the operation's future that holds it
+    /// is moved whole into `block_on` on every operation.
+    pub fn drive<'a, R: Future + Send + 'a>(&'a mut self, request: R) -> Drive<'a, R::Output> {
         Drive {
             io: &mut self.0,
-            request,
+            request: Box::pin(request),
         }
     }
 }
 
-/// A request and the I/O of its connection ([`Driver::drive`]): a plain future rather
-/// than an async block, so the request is moved once, not once per layer.
-pub struct Drive<'a, R> {
+/// A request and the I/O of its connection ([`Driver::drive`]).
+pub struct Drive<'a, T> {
     io: &'a mut Fuse<Pin<Box<dyn Future<Output = ()> + Send>>>,
-    request: R,
+    request: Pin<Box<dyn Future<Output = T> + Send + 'a>>,
 }
 
-impl<R: Future> Future for Drive<'_, R> {
-    type Output = R::Output;
+impl<T> Future for Drive<'_, T> {
+    type Output = T;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R::Output> {
-        // SAFETY: `request` is pinned with `self` (never moved out of it, and `Drive`
-        // has no Drop); `io` is a reference, free to move.
-        let this = unsafe { self.get_unchecked_mut() };
-        let mut request = unsafe { Pin::new_unchecked(&mut this.request) };
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        let this = &mut *self;
         // The request waits only for what the driver does, and the driver runs only
         // here: so the request is polled with a waker that does nothing, and only the
         // driver's wake-ups (the socket's, its queue's) wake the session. A reply the
         // driver hands over is taken at once, in the same poll.
         let mut quiet = Context::from_waker(Waker::noop());
-        if let Poll::Ready(out) = request.as_mut().poll(&mut quiet) {
+        if let Poll::Ready(out) = this.request.as_mut().poll(&mut quiet) {
             return Poll::Ready(out);
         }
         let _ = Pin::new(&mut *this.io).poll(cx);
-        request.poll(&mut quiet)
+        this.request.as_mut().poll(&mut quiet)
     }
 }
 
