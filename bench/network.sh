@@ -9,8 +9,10 @@
 # Each round runs both tools back to back and records kvmark / tool; the median ratio
 # over the rounds is the figure (this shared 2-core machine drifts; a paired ratio
 # damps it). Also printed: each tool's rate and its client CPU per operation (user +
-# system seconds of the client process over its operations; kvmark's includes
-# loading the 100k keys, which redis-benchmark and pgbench are spared).
+# system seconds of the client process over its operations). kvmark's is that of the
+# run phase: its CPU minus that of the same command with --ops 128 (start-up and
+# loading the 100k keys, which redis-benchmark and pgbench are spared), over the
+# operations in between.
 #
 # usage: bench/network.sh [ROUNDS] [OPS] [PG_SECS]
 set -euo pipefail
@@ -39,6 +41,13 @@ median() { sort -g | awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1
 timed() { /usr/bin/time -f "cpu %U %S" -o "$tmp/cpu" "$@" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }; awk '{print $2 + $3}' "$tmp/cpu"; }
 kv_rate() { awk '/^throughput:/{print $2}' "$tmp/out"; }
 per_op_us() { awk -v c="$1" -v n="$2" 'BEGIN {printf "%.2f", c / n * 1e6}'; }
+# kvmark's CPU seconds with --ops 128 (start-up, load and 128 units), for
+# `kv_per_op_us`: the arguments are the benchmark's own, less its --ops or --secs.
+base_ops=128
+kv_base() { timed "$kvmark" --ops "$base_ops" "$@"; }
+kv_per_op_us() { # CPU BASE_CPU OPS [OPS_PER_UNIT]
+  awk -v c="$1" -v b="$2" -v n="$3" -v k="${4:-1}" -v u="$base_ops" 'BEGIN {printf "%.2f", (c - b) / (n - u * k) * 1e6}'
+}
 
 # pgbench's table: the rows net-pgread.lua loads (8-byte big-endian keys from
 # int8send, 100-byte values) in a table of the same shape as the postgres engine's.
@@ -64,21 +73,24 @@ for r in $(seq "$rounds"); do
   for test in set get; do
     c=$(timed redis-benchmark -h 127.0.0.1 -p "$redis_port" --threads 2 -c 128 -t "$test" -d 100 -r "$items" -n "$ops" --csv)
     tool=$(awk -F'"' 'NR == 2 {print $4}' "$tmp/out"); tool_us=$(per_op_us "$c" "$ops")
-    c=$(timed "$kvmark" --backend redis --threads 2 --connections 64 --ops "$ops" --items "$items" "bench/workloads/net-$test.lua")
-    record "$test" "$(kv_rate)" "$tool" "$(per_op_us "$c" "$ops")" "$tool_us"
+    args=(--backend redis --threads 2 --connections 64 --items "$items" "bench/workloads/net-$test.lua")
+    c=$(timed "$kvmark" --ops "$ops" "${args[@]}"); rate=$(kv_rate)
+    record "$test" "$rate" "$tool" "$(kv_per_op_us "$c" "$(kv_base "${args[@]}")" "$ops")" "$tool_us"
   done
   c=$(timed redis-benchmark -h 127.0.0.1 -p "$redis_port" --threads 2 -c 128 -t get -P 16 -d 100 -r "$items" -n "$ops" --csv)
   tool=$(awk -F'"' 'NR == 2 {print $4}' "$tmp/out"); tool_us=$(per_op_us "$c" "$ops")
   units=$((ops / 16))
-  c=$(timed "$kvmark" --backend redis --threads 2 --connections 64 --batch 16 --ops "$units" --items "$items" bench/workloads/net-get.lua)
-  record "mget16" "$(awk -v w="$(kv_rate)" 'BEGIN {print w * 16}')" "$tool" "$(per_op_us "$c" "$ops")" "$tool_us"
+  args=(--backend redis --threads 2 --connections 64 --batch 16 --items "$items" bench/workloads/net-get.lua)
+  c=$(timed "$kvmark" --ops "$units" "${args[@]}"); rate=$(awk -v w="$(kv_rate)" 'BEGIN {print w * 16}')
+  record "mget16" "$rate" "$tool" "$(kv_per_op_us "$c" "$(kv_base "${args[@]}")" "$((units * 16))" 16)" "$tool_us"
 
   c=$(timed pgbench -n -M prepared -h 127.0.0.1 -p "$pg_port" -U kvmark -c 128 -j 2 -T "$pg_secs" -f "$tmp/read.sql" kvmark)
   tool=$(awk '/^tps = /{print $3}' "$tmp/out"); done_n=$(awk '/number of transactions actually processed/{print $NF}' "$tmp/out")
   tool_us=$(per_op_us "$c" "${done_n%%/*}")
-  c=$(timed "$kvmark" --backend postgres --threads 2 --connections 64 --secs "$pg_secs" --items "$items" --report console,tsv:"$tmp/pg.tsv" bench/workloads/net-pgread.lua)
+  args=(--backend postgres --threads 2 --connections 64 --items "$items" bench/workloads/net-pgread.lua)
+  c=$(timed "$kvmark" --secs "$pg_secs" --report console,tsv:"$tmp/pg.tsv" "${args[@]}")
   rate=$(kv_rate); n=$(awk -F'\t' 'NR == 1 {for (i = 1; i <= NF; i++) col[$i] = i} $col["op"] == "get" && $col["phase"] == "run" {print $col["count"]}' "$tmp/pg.tsv" | head -1)
-  record "pgread" "$rate" "$tool" "$(per_op_us "$c" "${n:-1}")" "$tool_us"
+  record "pgread" "$rate" "$tool" "$(kv_per_op_us "$c" "$(kv_base "${args[@]}")" "${n:-1}")" "$tool_us"
 done
 
 echo

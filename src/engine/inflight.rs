@@ -51,6 +51,8 @@ struct Here {
     nudges: Cell<u64>,
     /// The context of the task poll that resumed the connection.
     cx: Cell<*mut Context<'static>>,
+    /// True once the connection suspended since its last [`end_turn`].
+    waited: Cell<bool>,
 }
 
 thread_local! {
@@ -143,6 +145,23 @@ pub fn yield_now() {
     }
 }
 
+/// Ends a turn of the running connection (a chunk of units): gives the thread to the
+/// other connections that are ready, unless this one already did by waiting since its
+/// last turn (a unit that waited for the network let the others run then, so a second
+/// switch per unit would only cost). Outside a connection it does nothing.
+pub fn end_turn() {
+    let here = CURRENT.with(Cell::get);
+    if here.is_null() {
+        return;
+    }
+    // SAFETY: as in `block_on`.
+    let waited = unsafe { &(*here).waited };
+    if !waited.get() {
+        yield_now();
+    }
+    waited.set(false);
+}
+
 /// One step of a paced wait with `left_ns` to go (never longer than `max_sleep_ns`):
 /// [`crate::clock::pause`] on a plain thread; inside a connection a timer for all but
 /// the last [`TIMER_MARGIN_NS`], then turns given to the other connections, so the
@@ -181,6 +200,7 @@ impl<'a, R> Connection<'a, R> {
             local: Cell::new(0),
             nudges: Cell::new(0),
             cx: Cell::new(ptr::null_mut()),
+            waited: Cell::new(false),
         });
         let here_ptr: *const Here = &*here;
         let run = move |yielder: &Yielder<(), ()>, ()| {
@@ -222,7 +242,10 @@ impl<R> Future for Connection<'_, R> {
         CURRENT.with(|c| c.set(outer));
         this.here.cx.set(ptr::null_mut());
         match result {
-            CoroutineResult::Yield(()) => Poll::Pending,
+            CoroutineResult::Yield(()) => {
+                this.here.waited.set(true);
+                Poll::Pending
+            }
             CoroutineResult::Return(out) => Poll::Ready(out),
         }
     }
@@ -290,11 +313,34 @@ mod tests {
     }
 
     #[test]
+    fn connections_that_never_wait_still_take_turns() {
+        // Bodies that never wait: each end of a turn hands the thread to the other.
+        let order = std::sync::Mutex::new(Vec::new());
+        run_connections(2, |c| {
+            for turn in 0..3 {
+                order.lock().unwrap().push((c, turn));
+                end_turn();
+            }
+        })
+        .unwrap();
+        let order = order.into_inner().unwrap();
+        assert_eq!(order.len(), 6);
+        // Which of two ready connections the event loop resumes first is its own
+        // choice; that neither gets ahead of the other by more than a turn is the point.
+        let mut done = [0i32; 2];
+        for &(c, _) in &order {
+            done[c] += 1;
+            assert!((done[0] - done[1]).abs() <= 1, "{order:?}");
+        }
+    }
+
+    #[test]
     fn outside_a_connection_block_on_runs_on_the_threads_own_loop() {
         assert!(!in_connection());
         assert_eq!(block_on(async { 7 }), 7);
         assert!(current_waker().is_none());
         yield_now();
+        end_turn();
         suspend();
     }
 

@@ -13,11 +13,15 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use futures_util::FutureExt;
+use futures_util::future::Fuse;
 use tokio::runtime::{Handle, Id};
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 
 use super::inflight::block_on;
 use super::{EngineError, EngineResult, KnobValue, OptionError};
@@ -152,6 +156,11 @@ pub struct Link<C: Connector> {
     /// True once a connection was lost, so the next one counts as a reconnection.
     lost: bool,
     stats: std::sync::Arc<LinkStats>,
+    /// The operations' timer and the runtime it belongs to: armed at the deadline of
+    /// an earlier operation, so never later than the running one's, and moved on only
+    /// when it fires before the running operation's deadline (see [`within`]). One
+    /// timer armed per timeout period instead of one per operation.
+    timer: Option<(Pin<Box<Sleep>>, Id)>,
 }
 
 impl<C: Connector> Link<C> {
@@ -165,6 +174,7 @@ impl<C: Connector> Link<C> {
             backoff: MIN_BACKOFF,
             lost: false,
             stats,
+            timer: None,
         };
         block_on(async {
             let deadline = Instant::now() + link.timeout;
@@ -189,13 +199,23 @@ impl<C: Connector> Link<C> {
         block_on(async {
             let deadline = Instant::now() + self.timeout;
             let fail = |why: fmt::Arguments<'_>| EngineError::other(format!("engine {}: {op}: {why}", C::ENGINE));
-            if let Err(why) = self.connect(deadline).await {
+            // Connecting is boxed: its future is large, and this one is moved whole
+            // into `block_on` on every operation.
+            let here = Handle::current().id();
+            if !self.conn.as_ref().is_some_and(|(_, rt)| *rt == here)
+                && let Err(why) = Box::pin(self.connect(deadline)).await
+            {
                 return Err(fail(format_args!("{why}")));
             }
-            let Some((conn, _)) = self.conn.as_mut() else {
+            let Some((conn, rt)) = self.conn.as_mut() else {
                 unreachable!("connect succeeded")
             };
-            match tokio::time::timeout_at(deadline, f(&self.connector, conn)).await {
+            // A timer of the runtime running now (the one the connection was made on).
+            let timer = match &mut self.timer {
+                Some((timer, at)) if at == rt => timer,
+                slot => &mut slot.insert((Box::pin(tokio::time::sleep_until(deadline)), *rt)).0,
+            };
+            match within(f(&self.connector, conn), timer, deadline).await {
                 Ok(Ok(v)) => Ok(v),
                 Ok(Err(e)) => match self.connector.fault(conn, &e) {
                     Fault::Refused => Err(fail(format_args!("{e}"))),
@@ -273,6 +293,81 @@ impl<C: Connector> Link<C> {
         self.retry = Some((Instant::now() + self.backoff, why));
         self.backoff = (self.backoff * 2).min(MAX_BACKOFF).min(self.timeout);
         message
+    }
+}
+
+/// `op`'s output, or Err once `deadline` has passed without it. `timer` may be armed
+/// earlier than `deadline` (at an earlier operation's): when it fires early it is
+/// moved to `deadline` and the wait goes on (a later one is moved back at once).
+async fn within<T>(op: impl Future<Output = T>, timer: &mut Pin<Box<Sleep>>, deadline: Instant) -> Result<T, ()> {
+    if timer.deadline() > deadline {
+        timer.as_mut().reset(deadline);
+    }
+    let mut op = std::pin::pin!(op);
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(v) = op.as_mut().poll(cx) {
+            return Poll::Ready(Ok(v));
+        }
+        while timer.as_mut().poll(cx).is_ready() {
+            if timer.deadline() >= deadline {
+                return Poll::Ready(Err(()));
+            }
+            timer.as_mut().reset(deadline);
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+/// The I/O half of a client connection: the future a client library hands back to be
+/// spawned, which writes the queued requests, reads the replies and hands each to its
+/// request. Spawned, it costs every request a hop through another task (queue the
+/// request, wake the task to write it, wake it again for the reply, wake the request).
+/// A session has one request outstanding at a time, so it polls the driver itself
+/// while it waits ([`Driver::drive`]): the socket wakes the session's connection, and
+/// the reply completes the request within the same poll.
+pub struct Driver(Fuse<Pin<Box<dyn Future<Output = ()> + Send>>>);
+
+impl Driver {
+    /// Takes the connection's I/O future (its output, if any, dropped: a connection
+    /// that ends fails the requests waiting on it, which report why).
+    pub fn new(io: impl Future<Output = ()> + Send + 'static) -> Self {
+        let io: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(io);
+        Driver(io.fuse())
+    }
+
+    /// `request`, driving the connection's I/O while it waits. The request is boxed:
+    /// a client's request future is large, and the operation's future that holds it
+    /// is moved whole into `block_on` on every operation.
+    pub fn drive<'a, R: Future + Send + 'a>(&'a mut self, request: R) -> Drive<'a, R::Output> {
+        Drive {
+            io: &mut self.0,
+            request: Box::pin(request),
+        }
+    }
+}
+
+/// A request and the I/O of its connection ([`Driver::drive`]).
+pub struct Drive<'a, T> {
+    io: &'a mut Fuse<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    request: Pin<Box<dyn Future<Output = T> + Send + 'a>>,
+}
+
+impl<T> Future for Drive<'_, T> {
+    type Output = T;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        let this = &mut *self;
+        // The request waits only for what the driver does, and the driver runs only
+        // here: so the request is polled with a waker that does nothing, and only the
+        // driver's wake-ups (the socket's, its queue's) wake the session. A reply the
+        // driver hands over is taken at once, in the same poll.
+        let mut quiet = Context::from_waker(Waker::noop());
+        if let Poll::Ready(out) = this.request.as_mut().poll(&mut quiet) {
+            return Poll::Ready(out);
+        }
+        let _ = Pin::new(&mut *this.io).poll(cx);
+        this.request.as_mut().poll(&mut quiet)
     }
 }
 
@@ -369,6 +464,45 @@ mod tests {
         std::thread::sleep(MIN_BACKOFF * 2);
         assert_eq!(link.run("get", which).ok(), Some(3));
         assert_eq!(stats.reconnects.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn a_driven_request_completes_in_the_poll_that_drives_its_reply() {
+        // A stand-in for a client: the request waits on a channel that only the
+        // driver's future fills, and the driver runs only when the request is polled.
+        let (reply, answer) = tokio::sync::oneshot::channel::<u32>();
+        let polled = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let count = polled.clone();
+        let mut reply = Some(reply);
+        let mut io = Driver::new(std::future::poll_fn(move |_| {
+            count.fetch_add(1, Ordering::Relaxed);
+            if let Some(r) = reply.take() {
+                let _ = r.send(7);
+            }
+            Poll::Pending
+        }));
+        let got = block_on(io.drive(async { answer.await.unwrap() }));
+        assert_eq!(got, 7);
+        assert_eq!(polled.load(Ordering::Relaxed), 1, "one poll of the driver");
+    }
+
+    #[test]
+    fn an_early_timer_moves_to_the_deadline_instead_of_failing_the_operation() {
+        block_on(async {
+            let start = Instant::now();
+            // Armed for an earlier operation, 10 ms from now.
+            let mut timer = Box::pin(tokio::time::sleep_until(start + Duration::from_millis(10)));
+            let deadline = start + Duration::from_millis(200);
+            let op = tokio::time::sleep(Duration::from_millis(40));
+            assert_eq!(within(op, &mut timer, deadline).await, Ok(()));
+            assert_eq!(timer.deadline(), deadline, "moved on once");
+            // An operation that never ends fails at its deadline, also one before the
+            // timer's.
+            let deadline = Instant::now() + Duration::from_millis(50);
+            let r = within(std::future::pending::<()>(), &mut timer, deadline).await;
+            assert_eq!(r, Err(()));
+            assert!(Instant::now() >= deadline);
+        });
     }
 
     #[test]

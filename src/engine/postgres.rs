@@ -20,7 +20,9 @@
 //! (atomic; nothing written means Skipped); `delete_range` one DELETE. A deadlock or a
 //! serialization failure is reported as busy (the harness retries and counts it).
 //!
-//! Sessions wait through [`inflight::block_on`](super::inflight::block_on). Creating
+//! Sessions wait through [`inflight::block_on`](super::inflight::block_on), and drive
+//! their connection's I/O themselves while they wait ([`net::Driver`]) instead of
+//! spawning it as a task, which spares each request a hop through that task. Creating
 //! and dropping tables, the probe and the server statistics use the same async client
 //! on connections of their own, each exchange within the timeout.
 
@@ -33,7 +35,7 @@ use tokio_postgres::{Client, Config, NoTls, Statement};
 
 use super::inflight::block_on;
 
-use super::net::{self, Connector, Fault, Link, LinkStats};
+use super::net::{self, Connector, Driver, Fault, Link, LinkStats};
 use super::{
     AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, KnobDef, KnobTable,
     OpenRequest, OptionError, ReadBuf, Rows, ScanFn, ServerKind, Session, StorageKind, Store, Values,
@@ -177,10 +179,18 @@ impl std::fmt::Display for PgError {
 /// Opens a connection whose socket the running runtime serves (until the client is
 /// dropped).
 async fn connect(s: &Settings) -> Result<Client, PgError> {
-    let config: Config = s.url.parse().map_err(PgError)?;
-    let (client, connection) = config.connect(NoTls).await.map_err(PgError)?;
+    let (client, connection) = connect_driven(s).await?;
     tokio::spawn(connection);
     Ok(client)
+}
+
+/// Opens a connection and returns its client and its I/O, which the caller drives (or
+/// spawns).
+async fn connect_driven(s: &Settings) -> Result<(Client, impl Future<Output = ()> + Send + 'static), PgError> {
+    let config: Config = s.url.parse().map_err(PgError)?;
+    let (client, connection) = config.connect(NoTls).await.map_err(PgError)?;
+    // Its error reaches the requests it fails.
+    Ok((client, async move { drop(connection.await) }))
 }
 
 /// Runs `f` on a connection of its own, for work outside sessions (creating and
@@ -379,6 +389,13 @@ impl Store for PgStore {
 /// One session's connection with its prepared statements.
 struct PgConn {
     client: Client,
+    /// The connection's I/O, driven by the session's requests.
+    io: Driver,
+    st: Statements,
+}
+
+/// The statements a session prepares on its connection.
+struct Statements {
     put: Statement,
     get: Statement,
     del: Statement,
@@ -394,18 +411,11 @@ struct PgConnector {
     shared: Arc<Shared>,
 }
 
-impl Connector for PgConnector {
-    type Conn = PgConn;
-    type Error = PgError;
-    const ENGINE: &'static str = ENGINE;
-
-    fn address(&self) -> String {
-        net::mask_password(&self.shared.settings.url).into_owned()
-    }
-
-    async fn connect(&self) -> Result<PgConn, PgError> {
+impl PgConnector {
+    /// Sets the session's settings on a new connection (whose I/O the caller drives)
+    /// and prepares its statements.
+    async fn prepare(&self, client: &Client) -> Result<Statements, PgError> {
         let s = &self.shared.settings;
-        let client = connect(s).await?;
         client
             .batch_execute(&format!("SET synchronous_commit = {}", s.synchronous_commit))
             .await
@@ -413,7 +423,7 @@ impl Connector for PgConnector {
         let t = &self.shared.table;
         let prepare = async |sql: String, types: &[Type]| client.prepare_typed(&sql, types).await.map_err(PgError);
         let b = Type::BYTEA;
-        Ok(PgConn {
+        Ok(Statements {
             put: prepare(
                 format!("INSERT INTO {t} (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v"),
                 &[],
@@ -448,8 +458,25 @@ impl Connector for PgConnector {
             )
             .await?,
             delete_range: prepare(format!("DELETE FROM {t} WHERE k >= $1 AND k < $2"), &[]).await?,
-            client,
         })
+    }
+}
+
+impl Connector for PgConnector {
+    type Conn = PgConn;
+    type Error = PgError;
+    const ENGINE: &'static str = ENGINE;
+
+    fn address(&self) -> String {
+        net::mask_password(&self.shared.settings.url).into_owned()
+    }
+
+    async fn connect(&self) -> Result<PgConn, PgError> {
+        let s = &self.shared.settings;
+        let (client, io) = connect_driven(s).await?;
+        let mut io = Driver::new(io);
+        let st = io.drive(self.prepare(&client)).await?;
+        Ok(PgConn { client, io, st })
     }
 
     fn fault(&self, conn: &PgConn, e: &PgError) -> Fault {
@@ -488,7 +515,9 @@ impl PgSession {
         }
         let limit = limit_param(limit);
         self.link.run(op, async |_, c| {
-            c.client.query(&c.range, &[&lo, &hi, &limit]).await.map_err(PgError)
+            c.io.drive(c.client.query(&c.st.range, &[&lo, &hi, &limit]))
+                .await
+                .map_err(PgError)
         })
     }
 }
@@ -502,13 +531,18 @@ fn bytes<'r>(op: &str, row: &'r tokio_postgres::Row, i: usize) -> EngineResult<&
 impl Session for PgSession {
     fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
         self.link.run("put", async |_, c| {
-            c.client.execute(&c.put, &[&key, &val]).await.map(drop).map_err(PgError)
+            c.io.drive(c.client.execute(&c.st.put, &[&key, &val]))
+                .await
+                .map(drop)
+                .map_err(PgError)
         })
     }
 
     fn get(&mut self, key: &[u8], out: &mut ReadBuf) -> EngineResult<bool> {
         let row = self.link.run("get", async |_, c| {
-            c.client.query_opt(&c.get, &[&key]).await.map_err(PgError)
+            c.io.drive(c.client.query_opt(&c.st.get, &[&key]))
+                .await
+                .map_err(PgError)
         })?;
         match row {
             Some(row) => {
@@ -521,7 +555,7 @@ impl Session for PgSession {
 
     fn del(&mut self, key: &[u8]) -> EngineResult<Existed> {
         let n = self.link.run("del", async |_, c| {
-            c.client.execute(&c.del, &[&key]).await.map_err(PgError)
+            c.io.drive(c.client.execute(&c.st.del, &[&key])).await.map_err(PgError)
         })?;
         Ok(if n > 0 { Existed::Yes } else { Existed::No })
     }
@@ -552,7 +586,7 @@ impl Session for PgSession {
             return Ok(());
         }
         let rows = self.link.run("mget", async |_, c| {
-            c.client.query(&c.mget, &[&keys]).await.map_err(PgError)
+            c.io.drive(c.client.query(&c.st.mget, &[&keys])).await.map_err(PgError)
         })?;
         // The rows come in no particular order: match them to the keys by key.
         let mut found: Vec<(&[u8], &[u8])> = Vec::with_capacity(rows.len());
@@ -587,7 +621,10 @@ impl Session for PgSession {
             vs.push(pairs[p].1);
         }
         self.link.run("mput", async |_, c| {
-            c.client.execute(&c.mput, &[&ks, &vs]).await.map(drop).map_err(PgError)
+            c.io.drive(c.client.execute(&c.st.mput, &[&ks, &vs]))
+                .await
+                .map(drop)
+                .map_err(PgError)
         })
     }
 
@@ -596,7 +633,9 @@ impl Session for PgSession {
             return Ok(Some(0));
         }
         let n = self.link.run("mdel", async |_, c| {
-            c.client.execute(&c.mdel, &[&keys]).await.map_err(PgError)
+            c.io.drive(c.client.execute(&c.st.mdel, &[&keys]))
+                .await
+                .map_err(PgError)
         })?;
         Ok(Some(n as usize))
     }
@@ -604,8 +643,7 @@ impl Session for PgSession {
     fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
         let cap = self.cap;
         let n = self.link.run("append", async |_, c| {
-            c.client
-                .execute(&c.append, &[&key, &suffix, &cap])
+            c.io.drive(c.client.execute(&c.st.append, &[&key, &suffix, &cap]))
                 .await
                 .map_err(PgError)
         })?;
@@ -617,8 +655,7 @@ impl Session for PgSession {
             return Ok(());
         }
         self.link.run("delete_range", async |_, c| {
-            c.client
-                .execute(&c.delete_range, &[&lo, &hi])
+            c.io.drive(c.client.execute(&c.st.delete_range, &[&lo, &hi]))
                 .await
                 .map(drop)
                 .map_err(PgError)

@@ -18,8 +18,11 @@
 //!
 //! Sessions use the crate's async connection and wait through
 //! [`inflight::block_on`](super::inflight::block_on), so many connections of one worker
-//! thread (`--connections`) keep requests in flight together. Opening, removing,
-//! probing and statistics use the crate's blocking connection.
+//! thread (`--connections`) keep requests in flight together. On a single server the
+//! session opens the socket and makes the crate's multiplexed connection on it without
+//! spawning its driver: the session drives it while it waits ([`net::Driver`]), which
+//! spares each request a hop through another task. Opening, removing, probing and
+//! statistics use the crate's blocking connection.
 //!
 //! `redis-cluster` is the same engine against a Redis Cluster: `url` lists seed nodes
 //! (comma-separated) and each session holds the crate's cluster connection, which
@@ -42,7 +45,7 @@ use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
 use redis::{AsyncConnectionConfig, Client, Cmd, ConnectionAddr, RedisError, RedisFuture, Script, Value};
 
-use super::net::{self, Connector, Fault, Link, LinkStats};
+use super::net::{self, Connector, Driver, Fault, Link, LinkStats};
 use super::{
     AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, KnobDef, KnobTable,
     OpenRequest, OptionError, ReadBuf, Rows, ScanFn, ServerKind, Session, StorageKind, Store, Values,
@@ -519,19 +522,58 @@ const fn engine_name(cluster: bool) -> &'static str {
     if cluster { CLUSTER_ENGINE } else { ENGINE }
 }
 
-/// One session's connection: to the server, or to the cluster (the crate's cluster
-/// connection routes each command by its key's slot).
+/// One session's connection: to the server (with the I/O the session drives), or to
+/// the cluster (the crate's cluster connection routes each command by its key's slot).
 enum Conn {
-    Single(MultiplexedConnection),
+    Single(MultiplexedConnection, Driver),
     Cluster(ClusterConnection),
+}
+
+impl Conn {
+    /// Opens a connection to the server behind `client`: the socket, then the crate's
+    /// multiplexed connection on it (which says hello, authenticates and selects the
+    /// database), its driver kept for the session to drive.
+    async fn single(client: &Client) -> Result<Conn, RedisError> {
+        let info = client.get_connection_info();
+        // kvmark bounds each operation itself (the timeout knob).
+        let config = AsyncConnectionConfig::new()
+            .set_connection_timeout(None)
+            .set_response_timeout(None);
+        let redis = info.redis_settings();
+        Ok(match info.addr() {
+            ConnectionAddr::Tcp(host, port) => {
+                let socket = tokio::net::TcpStream::connect((host.as_str(), *port)).await?;
+                socket.set_nodelay(info.tcp_settings().nodelay())?;
+                let (conn, io) = MultiplexedConnection::new_with_config(redis, socket, config).await?;
+                Conn::Single(conn, Driver::new(io))
+            }
+            ConnectionAddr::Unix(path) => {
+                let socket = tokio::net::UnixStream::connect(path).await?;
+                let (conn, io) = MultiplexedConnection::new_with_config(redis, socket, config).await?;
+                Conn::Single(conn, Driver::new(io))
+            }
+            other => {
+                return Err(RedisError::from((
+                    redis::ErrorKind::InvalidClientConfig,
+                    "this build of kvmark has no TLS",
+                    other.to_string(),
+                )));
+            }
+        })
+    }
+
+    /// Sends one command and waits for its reply (unboxed: the path of every verb).
+    async fn command(&mut self, cmd: &Cmd) -> Result<Value, RedisError> {
+        match self {
+            Conn::Single(c, io) => io.drive(c.send_packed_command(cmd)).await,
+            Conn::Cluster(c) => c.req_packed_command(cmd).await,
+        }
+    }
 }
 
 impl ConnectionLike for Conn {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
-        match self {
-            Conn::Single(c) => c.req_packed_command(cmd),
-            Conn::Cluster(c) => c.req_packed_command(cmd),
-        }
+        Box::pin(self.command(cmd))
     }
 
     fn req_packed_commands<'a>(
@@ -541,14 +583,14 @@ impl ConnectionLike for Conn {
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
         match self {
-            Conn::Single(c) => c.req_packed_commands(pipeline, offset, count),
+            Conn::Single(c, io) => Box::pin(io.drive(c.send_packed_commands(pipeline, offset, count))),
             Conn::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
         }
     }
 
     fn get_db(&self) -> i64 {
         match self {
-            Conn::Single(c) => c.get_db(),
+            Conn::Single(c, _) => c.get_db(),
             Conn::Cluster(c) => c.get_db(),
         }
     }
@@ -571,14 +613,7 @@ impl<const CLUSTER: bool> Connector for RedisConnector<CLUSTER> {
 
     async fn connect(&self) -> Result<Conn, RedisError> {
         match &self.shared.client {
-            Clients::Single(client) => {
-                // kvmark bounds each operation itself (the timeout knob).
-                let config = AsyncConnectionConfig::new()
-                    .set_connection_timeout(None)
-                    .set_response_timeout(None);
-                let conn = client.get_multiplexed_async_connection_with_config(&config).await?;
-                Ok(Conn::Single(conn))
-            }
+            Clients::Single(client) => Conn::single(client).await,
             Clients::Cluster(client) => Ok(Conn::Cluster(client.get_async_connection().await?)),
         }
     }
@@ -625,7 +660,7 @@ impl<const CLUSTER: bool> RedisSession<CLUSTER> {
     /// Sends the command in `self.cmd`.
     fn send(&mut self, op: &str) -> EngineResult<Value> {
         let cmd = &self.cmd;
-        self.link.run(op, async |_, c| c.req_packed_command(cmd).await)
+        self.link.run(op, async |_, c| c.command(cmd).await)
     }
 
     /// Sends `pipe` (MULTI/EXEC when it is atomic).

@@ -236,8 +236,8 @@ impl Seat<'_, '_> {
                 break;
             }
             // Other connections of this thread get their turn (a no-op on a plain
-            // thread); a server engine's verbs also give it whenever they wait.
-            inflight::yield_now();
+            // thread), unless a server engine's verb already gave it by waiting.
+            inflight::end_turn();
             if took < CHUNK_MIN_NS {
                 chunk = (chunk * 2).min(CHUNK_CAP);
             } else if took > CHUNK_MAX_NS {
