@@ -317,6 +317,8 @@ fn merge_repeats(segs: &[SegmentDir], p: usize) -> Vec<RepeatRun> {
                 phases,
                 thread_units,
                 load,
+                // Each segment's repeat has its own percentiles, which do not combine.
+                latency: None,
             }
         })
         .collect()
