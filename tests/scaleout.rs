@@ -300,6 +300,14 @@ fn merge_and_check(dirs: &[PathBuf], out: &Path) -> Value {
             "{name}"
         );
     }
+    // Each segment's repeats keep their own latencies, but percentiles of separate
+    // histograms do not combine: a merged repeat says it has none.
+    for s in &segs {
+        assert!(s["points"][0]["repeats"][0]["ops"].is_array());
+    }
+    for r in merged["points"][0]["repeats"].as_array().unwrap() {
+        assert!(r["ops"].is_null(), "{r}");
+    }
     let table = std::fs::read_to_string(out.join("segments.tsv")).unwrap();
     assert_eq!(table.lines().count(), 1 + dirs.len() + 1, "{table}");
     assert_eq!(merged["segments"].as_array().unwrap().len(), dirs.len() + 1);
@@ -340,6 +348,23 @@ fn merge_is_exact_and_refuses_what_does_not_belong_together() {
     assert!(merged["points"][0]["phases"][0]["ops"].as_array().is_some());
     let timeline = std::fs::read_to_string(d.path().join("merged/timeline.tsv")).unwrap();
     assert!(timeline.lines().count() > 2, "a merged timeline: {timeline}");
+    // `compare` judges a merged run's throughput, and calls its latency significance
+    // unknown.
+    let merged_dir = d.path().join("merged");
+    let o = kvmark(&[
+        "compare",
+        merged_dir.to_str().unwrap(),
+        merged_dir.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let doc: Value = serde_json::from_str(&ok(&o)).unwrap();
+    let point = &doc["points"][0];
+    assert_eq!(point["significant"], false, "{point}");
+    assert!(point["p_value"].as_f64().is_some(), "{point}");
+    for op in point["ops"].as_array().unwrap() {
+        assert_eq!(op["p50_ns"]["significant"], Value::Null, "{op}");
+    }
     // The merged directory plots like any run's.
     ok(&kvmark(&[
         "plot",
