@@ -215,7 +215,11 @@ fn compare_runs(args: &crate::cli::kit::CompareArgs) -> u8 {
             worse.iter().map(|r| r.label()).collect::<Vec<_>>().join("; ")
         );
     }
-    if slower.is_empty() && worse.is_empty() { EXIT_OK } else { EXIT_FAILED }
+    if slower.is_empty() && worse.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    }
 }
 
 /// Success, or the error on stderr and exit status 1.

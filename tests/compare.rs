@@ -96,7 +96,10 @@ fn a_planted_slowdown_is_significant_and_a_rerun_is_not() {
     assert_eq!(get["p50_ns"]["significant"], true, "{get}");
     assert!(get["p50_ns"]["p_value"].as_f64().unwrap() < 0.01, "{get}");
     assert_eq!(get["p50_ns"]["repeats"]["a"], 10, "{get}");
-    assert!(doc["latency_regressions"].as_array().unwrap().is_empty(), "no latency gate given");
+    assert!(
+        doc["latency_regressions"].as_array().unwrap().is_empty(),
+        "no latency gate given"
+    );
 
     // The latency gate fails the slowdown on its own.
     let (doc, out) = compare_json(&base, &slow, &["--fail-if-latency-worse", "10"]);
@@ -111,7 +114,10 @@ fn a_planted_slowdown_is_significant_and_a_rerun_is_not() {
         bad.iter().any(|r| r["op"] == "get" && r["figure"] == "p50_ns"),
         "{bad:?}"
     );
-    assert!(doc["regressions"].as_array().unwrap().is_empty(), "no throughput gate given");
+    assert!(
+        doc["regressions"].as_array().unwrap().is_empty(),
+        "no throughput gate given"
+    );
 
     let (doc, out) = compare_json(
         &base,
@@ -138,14 +144,7 @@ fn a_planted_slowdown_is_significant_and_a_rerun_is_not() {
     let text = stdout(&table);
     assert!(text.contains("  significant (p<0.001, n=10+10)"), "{text}");
     assert!(text.contains("Mann-Whitney U"), "the table states its method: {text}");
-    let tsv = kvmark(&[
-        "compare",
-        base.to_str().unwrap(),
-        slow.to_str().unwrap(),
-        "--format",
-        "tsv",
-    ]);
-    let rows = stdout(&tsv);
+    let rows = compare_tsv(&base, &slow);
     let header: Vec<&str> = rows.lines().next().unwrap().split('\t').collect();
     assert_eq!(header[..4], ["point", "op", "figure", "a"]);
     let wu = rows.lines().find(|l| l.contains("\twu_per_s\t")).unwrap();
@@ -192,16 +191,15 @@ fn a_planted_slowdown_is_significant_and_a_rerun_is_not() {
         "{}",
         stdout(&table)
     );
-    let tsv = kvmark(&[
-        "compare",
-        old_file.to_str().unwrap(),
-        slow.to_str().unwrap(),
-        "--format",
-        "tsv",
-    ]);
-    let rows = stdout(&tsv);
+    let rows = compare_tsv(&old_file, &slow);
     let p50 = rows.lines().find(|l| l.contains("\tget\tp50_ns\t")).unwrap();
     assert!(p50.ends_with("\t\t"), "no p-value, no verdict: {p50}");
+}
+
+fn compare_tsv(a: &Path, b: &Path) -> String {
+    let out = kvmark(&["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--format", "tsv"]);
+    assert_exit(&out, 0);
+    stdout(&out)
 }
 
 fn results(dir: &Path) -> Value {

@@ -145,10 +145,7 @@ fn summary(s: &LatencySummary) -> Map<String, Value> {
 fn distribution(h: &Histogram) -> Value {
     let s = LatencySummary::of(h);
     let mut m = summary(&s);
-    m.insert(
-        "stdev_ns".to_string(),
-        json!(if s.count > 0 { h.stdev() } else { 0.0 }),
-    );
+    m.insert("stdev_ns".to_string(), json!(if s.count > 0 { h.stdev() } else { 0.0 }));
     Value::Object(m)
 }
 

@@ -399,7 +399,10 @@ fn point(p: &Value) -> Option<Point> {
             // The kind's entry in each repeat that called it.
             let per_repeat: Option<Vec<&Value>> = repeat_ops.as_ref().map(|reps| {
                 reps.iter()
-                    .filter_map(|r| r.iter().find(|x| x.get("op").and_then(Value::as_str) == Some(name.as_str())))
+                    .filter_map(|r| {
+                        r.iter()
+                            .find(|x| x.get("op").and_then(Value::as_str) == Some(name.as_str()))
+                    })
                     .collect()
             });
             let latency = |of: &dyn Fn(&Value) -> Option<&Value>| {
@@ -477,7 +480,8 @@ pub fn compare(req: &Request) -> Result<Comparison, String> {
             .iter()
             .filter_map(|oa| {
                 let ob = pb.ops.iter().find(|o| o.name == oa.name)?;
-                let mut latency: Vec<LatencyRow> = latency_rows(LatencySet::Service, &oa.service, &ob.service).collect();
+                let mut latency: Vec<LatencyRow> =
+                    latency_rows(LatencySet::Service, &oa.service, &ob.service).collect();
                 if let (Some(ra), Some(rb)) = (&oa.response, &ob.response) {
                     latency.extend(latency_rows(LatencySet::Response, ra, rb));
                 }
@@ -641,36 +645,38 @@ pub fn table(c: &Comparison) -> String {
     }
     out.push_str(&format!("\n{METHOD}; alpha {}\n", c.alpha));
     if let Some(pct) = c.fail_if_slower {
-        let bad = c.regressions();
-        if bad.is_empty() {
-            out.push_str(&format!(
-                "--fail-if-slower {pct}: no point is slower by more than {pct}%\n"
-            ));
-        }
-        for r in bad {
-            out.push_str(&format!(
-                "--fail-if-slower {pct}: {} is {} slower\n",
-                r.label,
-                change(&r.throughput.pair).trim_start_matches('-')
-            ));
-        }
+        let bad = c.regressions().into_iter().map(|r| {
+            let by = change(&r.throughput.pair);
+            format!("{} is {} slower", r.label, by.trim_start_matches('-'))
+        });
+        gate_lines(&mut out, "--fail-if-slower", pct, "no point is slower", bad);
     }
     if let Some(pct) = c.fail_if_latency_worse {
-        let bad = c.latency_regressions();
-        if bad.is_empty() {
-            out.push_str(&format!(
-                "--fail-if-latency-worse {pct}: no latency figure is higher by more than {pct}%\n"
-            ));
-        }
-        for r in bad {
-            out.push_str(&format!(
-                "--fail-if-latency-worse {pct}: {} is {} higher\n",
-                r.label(),
-                change(&r.latency.judged.pair).trim_start_matches('+')
-            ));
-        }
+        let bad = c.latency_regressions().into_iter().map(|r| {
+            let by = change(&r.latency.judged.pair);
+            format!("{} is {} higher", r.label(), by.trim_start_matches('+'))
+        });
+        gate_lines(
+            &mut out,
+            "--fail-if-latency-worse",
+            pct,
+            "no latency figure is higher",
+            bad,
+        );
     }
     out
+}
+
+/// What a gate found: a line per failure, or one saying nothing failed.
+fn gate_lines(out: &mut String, flag: &str, pct: f64, none: &str, bad: impl Iterator<Item = String>) {
+    let mut any = false;
+    for line in bad {
+        out.push_str(&format!("{flag} {pct}: {line}\n"));
+        any = true;
+    }
+    if !any {
+        out.push_str(&format!("{flag} {pct}: {none} by more than {pct}%\n"));
+    }
 }
 
 fn num(v: f64) -> String {
@@ -745,7 +751,11 @@ fn op_json(o: &OpRow, alpha: f64) -> Value {
     let response = figures(LatencySet::Response);
     m.insert(
         "response".to_string(),
-        if response.is_empty() { Value::Null } else { Value::Object(response) },
+        if response.is_empty() {
+            Value::Null
+        } else {
+            Value::Object(response)
+        },
     );
     Value::Object(m)
 }
@@ -878,7 +888,11 @@ mod tests {
         assert_eq!(bad[0].label(), "w e t1 b1 get p99");
         assert!(comparison(&higher, 30.0, true).latency_regressions().is_empty());
         // Lower latency never fails the gate; a noisy rise is not significant.
-        assert!(comparison(&[80.0, 81.0, 79.0, 80.5, 80.2], 1.0, true).latency_regressions().is_empty());
+        assert!(
+            comparison(&[80.0, 81.0, 79.0, 80.5, 80.2], 1.0, true)
+                .latency_regressions()
+                .is_empty()
+        );
         let noisy = comparison(&[160.0, 60.0, 140.0, 90.0, 115.0], 1.0, true);
         assert_eq!(noisy.rows[0].ops[0].latency[0].judged.significance(0.05), Some(false));
         assert!(noisy.latency_regressions().is_empty());
