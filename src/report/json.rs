@@ -150,7 +150,7 @@ fn distribution(h: &Histogram) -> Value {
 }
 
 /// Each kind's latency in one repeat, under the names the point's `ops` use; null
-/// when the repeat's latencies are not known (a merged run).
+/// when the repeat's latencies are not known (a merge of segments that keep none).
 fn repeat_ops(latency: Option<&Vec<RepeatLatency>>) -> Value {
     let Some(kinds) = latency else {
         return Value::Null;

@@ -166,8 +166,8 @@ pub struct RepeatRun {
     pub load: Option<LoadResult>,
     /// Each operation kind's latency in this repeat alone, its phases merged: the
     /// per-repeat values `kvmark compare` tests latency changes on. None when not
-    /// known: a merged scale-out run's repeats (`kvmark merge` has each segment's
-    /// figures, and percentiles of separate histograms do not combine).
+    /// known: a merged scale-out run whose segments keep none, or whose logs' intervals
+    /// could not be given to repeats exactly.
     pub latency: Option<Vec<RepeatLatency>>,
 }
 

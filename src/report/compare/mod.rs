@@ -8,7 +8,7 @@
 //! time, and response time in open-loop runs) from each run's exact merge of all
 //! repeats, with the change in percent and the same test on each percentile's
 //! per-repeat values (each repeat's `ops` in results.json). A run without per-repeat
-//! latencies (an older kvmark, or a merged scale-out run) leaves latency significance
+//! latencies (an older kvmark, or a merge of its segments) leaves latency significance
 //! unknown.
 
 pub mod stats;
@@ -69,7 +69,7 @@ struct Latency {
     /// The [`LATENCY`] figures of all repeats merged.
     merged: [f64; LATENCY.len()],
     /// The [`LATENCY`] figures of each repeat with calls of the kind; None when the
-    /// run keeps no per-repeat latency (an older kvmark, or a merged run).
+    /// run keeps no per-repeat latency (an older kvmark, or a merge of its segments).
     repeats: Option<Vec<[f64; LATENCY.len()]>>,
 }
 
@@ -386,7 +386,7 @@ fn point(p: &Value) -> Option<Point> {
     let repeats: Vec<f64> = repeats_v.iter().filter_map(|r| num(r, "wu_per_s")).collect();
     let wall: f64 = repeats_v.iter().filter_map(|r| num(r, "wall_s")).sum();
     // Each repeat's own latency per kind (results.json from before they were kept, and
-    // merged runs, have none: then nothing is known per repeat).
+    // merges of such segments, have none: then nothing is known per repeat).
     let repeat_ops: Option<Vec<&Vec<Value>>> = repeats_v.iter().map(|r| r.get("ops")?.as_array()).collect();
     let ops = p
         .get("ops")?
