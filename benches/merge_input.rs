@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use kvmark::kv::pace::Arrival;
 use kvmark::metrics::{OpKind, Recorder};
 use kvmark::report::{RunInfo, ScaleInfo, setup};
-use kvmark::result::{PhaseRun, PointKey, PointResult, PointStatus, RepeatRun, RunOutcome, SummaryRow};
+use kvmark::result::{PhaseRun, PointKey, PointResult, PointStatus, RepeatLatency, RepeatRun, RunOutcome, SummaryRow};
 use kvmark::run::observer::{Observer, Sample};
 use kvmark::run::segment::Segment;
 use kvmark::workload::Budget;
@@ -166,6 +166,7 @@ fn write_segment(dir: &Path, segment: Segment, seconds: usize) {
             }],
             thread_units: vec![units / 4; 4],
             load: None,
+            latency: Some(RepeatLatency::of([&total])),
         }],
         merged: total.clone(),
         phases: vec![("run".to_string(), total)],

@@ -170,8 +170,8 @@ fn plot_dirs(args: &PlotArgs) -> u8 {
     }
 }
 
-/// `kvmark compare`: exit 1 when `--fail-if-slower` finds a point slower by more than
-/// its threshold.
+/// `kvmark compare`: exit 1 when `--fail-if-slower` finds a point slower, or
+/// `--fail-if-latency-worse` a latency figure higher, by more than its threshold.
 fn compare_runs(args: &crate::cli::kit::CompareArgs) -> u8 {
     use crate::report::compare;
     let format = match compare::Format::parse(args.format.as_deref().unwrap_or("table")) {
@@ -186,6 +186,7 @@ fn compare_runs(args: &crate::cli::kit::CompareArgs) -> u8 {
         b: args.candidate.clone(),
         alpha: args.alpha.unwrap_or(0.05),
         fail_if_slower: args.fail_if_slower,
+        fail_if_latency_worse: args.fail_if_latency_worse,
     };
     let c = match compare::compare(&req) {
         Ok(c) => c,
@@ -199,14 +200,24 @@ fn compare_runs(args: &crate::cli::kit::CompareArgs) -> u8 {
         eprintln!("kvmark: warning: the two runs have no point in common");
     }
     let slower = c.regressions();
-    if slower.is_empty() {
-        EXIT_OK
-    } else {
+    if !slower.is_empty() {
         eprintln!(
             "kvmark: {} point(s) slower than --fail-if-slower allows: {}",
             slower.len(),
             slower.iter().map(|r| r.label.as_str()).collect::<Vec<_>>().join("; ")
         );
+    }
+    let worse = c.latency_regressions();
+    if !worse.is_empty() {
+        eprintln!(
+            "kvmark: {} latency figure(s) higher than --fail-if-latency-worse allows: {}",
+            worse.len(),
+            worse.iter().map(|r| r.label()).collect::<Vec<_>>().join("; ")
+        );
+    }
+    if slower.is_empty() && worse.is_empty() {
+        EXIT_OK
+    } else {
         EXIT_FAILED
     }
 }

@@ -1,6 +1,9 @@
 //! `kvmark compare` on real runs: a planted 20% slowdown (the sim engine's service
 //! time raised from 20 ms to 25 ms) is flagged as significant and fails
-//! `--fail-if-slower`; a rerun of the same config is not significant and passes.
+//! `--fail-if-slower`, in throughput and in latency (`--fail-if-latency-worse`); a
+//! rerun of the same config is not significant and passes. A results.json without
+//! per-repeat latencies (an older kvmark's) compares with latency significance
+//! unknown.
 //!
 //! Service times of milliseconds are slept, not spun, so the runs hardly depend on how
 //! busy the machine's cores are (spun 40 us calls varied by 20% between repeats on a
@@ -86,21 +89,48 @@ fn a_planted_slowdown_is_significant_and_a_rerun_is_not() {
     assert_eq!(point["repeats"]["a"], 10);
     assert!(point["p_value"].as_f64().unwrap() < 0.01);
     // Latency per operation kind rises with the service time.
-    let get = point["ops"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|o| o["op"] == "get")
-        .unwrap();
+    let get = op(point, "get");
     assert!(get["p50_ns"]["change_pct"].as_f64().unwrap() > 10.0, "{get}");
     assert_eq!(doc["regressions"].as_array().unwrap().len(), 1);
+    // ... and significantly so, judged on each repeat's own latencies.
+    assert_eq!(get["p50_ns"]["significant"], true, "{get}");
+    assert!(get["p50_ns"]["p_value"].as_f64().unwrap() < 0.01, "{get}");
+    assert_eq!(get["p50_ns"]["repeats"]["a"], 10, "{get}");
+    assert!(
+        doc["latency_regressions"].as_array().unwrap().is_empty(),
+        "no latency gate given"
+    );
 
-    let (doc, out) = compare_json(&base, &rerun, &["--fail-if-slower", "10"]);
+    // The latency gate fails the slowdown on its own.
+    let (doc, out) = compare_json(&base, &slow, &["--fail-if-latency-worse", "10"]);
+    assert_exit(&out, 1);
+    assert!(
+        stderr(&out).contains("higher than --fail-if-latency-worse allows"),
+        "{}",
+        stderr(&out)
+    );
+    let bad = doc["latency_regressions"].as_array().unwrap();
+    assert!(
+        bad.iter().any(|r| r["op"] == "get" && r["figure"] == "p50_ns"),
+        "{bad:?}"
+    );
+    assert!(
+        doc["regressions"].as_array().unwrap().is_empty(),
+        "no throughput gate given"
+    );
+
+    let (doc, out) = compare_json(
+        &base,
+        &rerun,
+        &["--fail-if-slower", "10", "--fail-if-latency-worse", "10"],
+    );
     assert_exit(&out, 0);
     let point = &doc["points"][0];
     assert_eq!(point["significant"], false, "{point}");
     let change = point["wu_per_s"]["change_pct"].as_f64().unwrap();
     assert!(change.abs() < 10.0, "a rerun changed by {change}%: {point}");
+    let get = op(point, "get");
+    assert_eq!(get["p50_ns"]["significant"], false, "{get}");
 
     // The table and TSV say the same; results.json files work as well as directories.
     let table = kvmark(&[
@@ -114,18 +144,76 @@ fn a_planted_slowdown_is_significant_and_a_rerun_is_not() {
     let text = stdout(&table);
     assert!(text.contains("  significant (p<0.001, n=10+10)"), "{text}");
     assert!(text.contains("Mann-Whitney U"), "the table states its method: {text}");
-    let tsv = kvmark(&[
-        "compare",
-        base.to_str().unwrap(),
-        slow.to_str().unwrap(),
-        "--format",
-        "tsv",
-    ]);
-    let rows = stdout(&tsv);
+    let rows = compare_tsv(&base, &slow);
     let header: Vec<&str> = rows.lines().next().unwrap().split('\t').collect();
     assert_eq!(header[..4], ["point", "op", "figure", "a"]);
     let wu = rows.lines().find(|l| l.contains("\twu_per_s\t")).unwrap();
     assert!(wu.ends_with("\ttrue"), "{wu}");
+    let p50 = rows.lines().find(|l| l.contains("\tget\tp50_ns\t")).unwrap();
+    assert!(p50.ends_with("\ttrue"), "{p50}");
+
+    // Each repeat keeps its own latency per kind: the repeats' calls add up to the
+    // point's.
+    let doc = results(&base);
+    let point = &doc["points"][0];
+    for kind in point["ops"].as_array().unwrap() {
+        let name = kind["op"].as_str().unwrap();
+        let per_repeat: u64 = point["repeats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["ops"].as_array().unwrap().iter().find(|o| o["op"] == name))
+            .map(|o| o["count"].as_u64().unwrap())
+            .sum();
+        assert_eq!(Some(per_repeat), kind["count"].as_u64(), "{name}");
+    }
+
+    // An older results.json, without per-repeat latencies: throughput is still judged,
+    // latency significance is unknown (not "not significant").
+    let mut old = doc.clone();
+    for r in old["points"][0]["repeats"].as_array_mut().unwrap() {
+        r.as_object_mut().unwrap().remove("ops");
+    }
+    let old_file = tmp.path().join("old.json");
+    std::fs::write(&old_file, serde_json::to_string(&old).unwrap()).unwrap();
+    let (doc, out) = compare_json(&old_file, &slow, &[]);
+    assert_exit(&out, 0);
+    let point = &doc["points"][0];
+    assert_eq!(point["significant"], true, "{point}");
+    let get = op(point, "get");
+    assert_eq!(get["p50_ns"]["significant"], Value::Null, "{get}");
+    assert_eq!(get["p50_ns"]["p_value"], Value::Null, "{get}");
+    assert!(get["p50_ns"]["change_pct"].as_f64().unwrap() > 10.0, "{get}");
+    let table = kvmark(&["compare", old_file.to_str().unwrap(), slow.to_str().unwrap()]);
+    assert_exit(&table, 0);
+    assert!(
+        stdout(&table).contains("n/a: A keeps no per-repeat latency"),
+        "{}",
+        stdout(&table)
+    );
+    let rows = compare_tsv(&old_file, &slow);
+    let p50 = rows.lines().find(|l| l.contains("\tget\tp50_ns\t")).unwrap();
+    assert!(p50.ends_with("\t\t"), "no p-value, no verdict: {p50}");
+}
+
+fn compare_tsv(a: &Path, b: &Path) -> String {
+    let out = kvmark(&["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--format", "tsv"]);
+    assert_exit(&out, 0);
+    stdout(&out)
+}
+
+fn results(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap()
+}
+
+/// The entry of operation kind `name` in a compared point.
+fn op<'v>(point: &'v Value, name: &str) -> &'v Value {
+    point["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["op"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {point}"))
 }
 
 #[test]
@@ -143,5 +231,7 @@ fn bad_inputs_are_named() {
     let out = kvmark(&["compare", "a", "b", "--format", "csv"]);
     assert_exit(&out, 2);
     let out = kvmark(&["compare", "a", "b", "--fail-if-slower", "-3"]);
+    assert_exit(&out, 2);
+    let out = kvmark(&["compare", "a", "b", "--fail-if-latency-worse", "x"]);
     assert_exit(&out, 2);
 }

@@ -300,6 +300,35 @@ fn merge_and_check(dirs: &[PathBuf], out: &Path) -> Value {
             "{name}"
         );
     }
+    // Each merged repeat's own latency per kind comes from the intervals of that
+    // repeat in every segment's log: its calls are the segments' calls in that
+    // repeat, and its median lies between theirs.
+    for (r, rep) in merged["points"][0]["repeats"].as_array().unwrap().iter().enumerate() {
+        let ops = rep["ops"].as_array().unwrap_or_else(|| panic!("repeat {r}: {rep}"));
+        assert!(!ops.is_empty());
+        for op in ops {
+            let name = op["op"].as_str().unwrap();
+            let theirs: Vec<&Value> = segs
+                .iter()
+                .filter_map(|s| {
+                    s["points"][0]["repeats"][r]["ops"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .find(|o| o["op"] == name)
+                })
+                .collect();
+            let calls: u64 = theirs.iter().map(|o| o["count"].as_u64().unwrap()).sum();
+            assert_eq!(op["count"].as_u64(), Some(calls), "repeat {r} {name}");
+            let p50 = |o: &Value| o["percentiles_ns"]["p50"].as_u64().unwrap();
+            let (lo, hi) = (theirs.iter().map(|o| p50(o)).min(), theirs.iter().map(|o| p50(o)).max());
+            assert!(
+                (lo.unwrap()..=hi.unwrap()).contains(&p50(op)),
+                "repeat {r} {name}: merged p50 {} outside the segments' {lo:?}..{hi:?}",
+                p50(op)
+            );
+        }
+    }
     let table = std::fs::read_to_string(out.join("segments.tsv")).unwrap();
     assert_eq!(table.lines().count(), 1 + dirs.len() + 1, "{table}");
     assert_eq!(merged["segments"].as_array().unwrap().len(), dirs.len() + 1);
@@ -321,6 +350,8 @@ fn merge_is_exact_and_refuses_what_does_not_belong_together() {
             "500",
             "--seed",
             seed,
+            "--repeat",
+            "2",
             "--timeline",
             "0.05",
             "--segment",
@@ -340,6 +371,7 @@ fn merge_is_exact_and_refuses_what_does_not_belong_together() {
     assert!(merged["points"][0]["phases"][0]["ops"].as_array().is_some());
     let timeline = std::fs::read_to_string(d.path().join("merged/timeline.tsv")).unwrap();
     assert!(timeline.lines().count() > 2, "a merged timeline: {timeline}");
+
     // The merged directory plots like any run's.
     ok(&kvmark(&[
         "plot",
@@ -376,6 +408,35 @@ fn merge_is_exact_and_refuses_what_does_not_belong_together() {
     failed_with(&o, 2, &["not a segment's report"]);
     let o = merge(&[&dirs[0], &dirs[1], &dirs[2]], "merged");
     failed_with(&o, 2, &["exists and is not empty"]);
+
+    // `compare` tests a merged run's latency on its repeats.
+    let judged = |dir: &Path| {
+        let dir = dir.to_str().unwrap();
+        let doc: Value = serde_json::from_str(&ok(&kvmark(&["compare", dir, dir, "--format", "json"]))).unwrap();
+        let point = doc["points"][0].clone();
+        assert!(point["p_value"].as_f64().is_some(), "{point}");
+        point["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|op| op["p50_ns"]["significant"].clone())
+            .collect::<Vec<_>>()
+    };
+    assert!(judged(&d.path().join("merged")).iter().all(|s| *s == false));
+    // A segment without per-repeat latencies (an older kvmark's) makes the merged
+    // repeats' latency unknown, not made up; compare then says so.
+    let seg0 = dirs[0].join("results.json");
+    let mut doc = read_json(&seg0);
+    for r in doc["points"][0]["repeats"].as_array_mut().unwrap() {
+        r.as_object_mut().unwrap().remove("ops");
+    }
+    std::fs::write(&seg0, serde_json::to_string(&doc).unwrap()).unwrap();
+    ok(&merge(&[&dirs[0], &dirs[1], &dirs[2]], "unknown"));
+    let unknown = read_json(&d.path().join("unknown/results.json"));
+    for r in unknown["points"][0]["repeats"].as_array().unwrap() {
+        assert!(r["ops"].is_null(), "{r}");
+    }
+    assert!(judged(&d.path().join("unknown")).iter().all(Value::is_null));
 }
 
 #[test]

@@ -31,7 +31,9 @@ use kvmark::report::sinks::{SINKS, SinkKind};
 use kvmark::result::epochs::{EpochInfo, EpochTag};
 use kvmark::result::intervals::{Intervals, RepeatFigures};
 use kvmark::result::slo::{self, Slo, SloReport};
-use kvmark::result::{LoadResult, PhaseRun, PointKey, PointResult, PointStatus, RepeatRun, RunOutcome, SummaryRow};
+use kvmark::result::{
+    LoadResult, PhaseRun, PointKey, PointResult, PointStatus, RepeatLatency, RepeatRun, RunOutcome, SummaryRow,
+};
 use kvmark::run::observer::Sample;
 use kvmark::workload::epochs::EpochMode;
 use kvmark::workload::{Budget, SweepValue};
@@ -132,16 +134,26 @@ fn closed_loop() -> PointResult {
         keys: 1000,
         shared: false,
     };
+    // Each repeat's own latency: half the calls, the second repeat a little slower.
+    let half = |scale: u64| {
+        let mut r = Recorder::new();
+        calls(&mut r, OpKind::Get, 300, 900 * scale / 10);
+        calls(&mut r, OpKind::Put, 150, 2_100 * scale / 10);
+        calls(&mut r, OpKind::Scan, 50, 15_000 * scale / 10);
+        Some(RepeatLatency::of([&r]))
+    };
     let repeats = vec![
         RepeatRun {
             phases: vec![phase("run", 500, 500, 1_250_000_000, 19_800)],
             thread_units: vec![500],
             load: Some(seed(40_000_000)),
+            latency: half(10),
         },
         RepeatRun {
             phases: vec![phase("run", 500, 500, 1_000_000_000, 19_800)],
             thread_units: vec![500],
             load: Some(seed(50_000_000)),
+            latency: half(11),
         },
     ];
     point(
@@ -174,6 +186,7 @@ fn two_phases_failed() -> PointResult {
         ],
         thread_units: vec![260, 240],
         load: None,
+        latency: Some(RepeatLatency::of([&fill, &read])),
     }];
     point(
         key,
@@ -208,6 +221,7 @@ fn open_loop() -> PointResult {
             }],
             thread_units: vec![437],
             load: None,
+            latency: Some(RepeatLatency::of([&rec])),
         }],
         vec![("run".to_string(), rec)],
     );
@@ -258,10 +272,12 @@ fn epoch() -> PointResult {
     key.sweep = Some(("value_kb".to_string(), SweepValue::Float(1.5)));
     let repeats = [400_000_000, 450_000_000]
         .into_iter()
-        .map(|wall| RepeatRun {
+        .zip(&recs)
+        .map(|(wall, rec)| RepeatRun {
             phases: vec![phase("run", 300, 300, wall, 0)],
             thread_units: vec![300],
             load: None,
+            latency: Some(RepeatLatency::of([rec])),
         })
         .collect();
     let mut p = point(key, PointStatus::Ok, repeats, vec![("run".to_string(), rec)]);

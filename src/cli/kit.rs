@@ -29,7 +29,14 @@ pub struct CompareArgs {
     #[arg(long, value_name = "PCT", value_parser = percent)]
     pub fail_if_slower: Option<f64>,
 
-    /// Significance level of the Mann-Whitney U test on per-repeat throughputs.
+    /// Exit 1 when a latency figure (p50, p90, p99, p99.9 or max of an operation
+    /// kind's service or response time) in B is more than PCT percent above A's and
+    /// the rise is significant (or, when it cannot be judged, the rise alone).
+    #[arg(long, value_name = "PCT", value_parser = percent)]
+    pub fail_if_latency_worse: Option<f64>,
+
+    /// Significance level of the Mann-Whitney U tests on per-repeat throughputs and
+    /// latencies.
     /// [default: 0.05]
     #[arg(long, value_name = "P", value_parser = alpha)]
     pub alpha: Option<f64>,

@@ -2,7 +2,8 @@
 //! run's segments (`--segment`), as if one process had run them all.
 //!
 //! Nothing is averaged that should not be: latency histograms are merged exactly from
-//! the segments' HdrHistogram logs; counts, errors, retries, hits and bytes are summed;
+//! the segments' HdrHistogram logs (each repeat's own too, its intervals found by time);
+//! counts, errors, retries, hits and bytes are summed;
 //! a phase's throughput is the summed units over the common measured interval (from
 //! the earliest segment's start to the latest one's end, in absolute time); timeline
 //! intervals are aligned by absolute time and summed, with each interval's

@@ -10,11 +10,11 @@ use serde_json::Value;
 use super::read::SegmentDir;
 use super::timeline::Totals;
 use crate::kv::pace::{Arrival, Rate};
-use crate::metrics::{KindStats, OpKind, Recorder};
+use crate::metrics::{KindStats, LatencySummary, OpKind, Recorder};
 use crate::probe::Probe;
 use crate::report::RunInfo;
 use crate::report::bundle::RESULTS_JSON;
-use crate::result::{LoadResult, PhaseRun, PointKey, PointResult, PointStatus, RepeatRun};
+use crate::result::{LoadResult, PhaseRun, PointKey, PointResult, PointStatus, RepeatLatency, RepeatRun};
 use crate::workload::{Budget, SweepValue};
 
 fn text(v: &Value) -> String {
@@ -183,7 +183,10 @@ pub(super) fn merge_point(
     totals: &Totals,
 ) -> Result<PointResult, String> {
     let status = point_status(segs, p);
-    let repeats = merge_repeats(segs, p);
+    let mut repeats = merge_repeats(segs, p);
+    for (r, repeat) in repeats.iter_mut().enumerate() {
+        repeat.latency = repeat_latency(segs, p, r, totals);
+    }
     let phase_names = phase_names(segs, p);
     let mut phases = Vec::with_capacity(phase_names.len());
     let mut merged = Recorder::new();
@@ -317,9 +320,51 @@ fn merge_repeats(segs: &[SegmentDir], p: usize) -> Vec<RepeatRun> {
                 phases,
                 thread_units,
                 load,
+                // From the histogram logs, by `repeat_latency`.
+                latency: None,
             }
         })
         .collect()
+}
+
+/// Repeat `r`'s latency per kind over every segment, from the intervals the logs hold
+/// for it; None unless every segment's results.json keeps that repeat's own counts
+/// and they equal what its log holds for the repeat (an interval given to the wrong
+/// repeat, or a segment from before per-repeat latencies were kept, leaves the merged
+/// repeat's latency unknown rather than wrong).
+fn repeat_latency(segs: &[SegmentDir], p: usize, r: usize, totals: &Totals) -> Option<Vec<RepeatLatency>> {
+    for (si, s) in segs.iter().enumerate() {
+        let ops = s.doc["points"][p]["repeats"][r]["ops"].as_array()?;
+        let mut kept = 0;
+        for op in ops {
+            let kind = OpKind::from_name(op["op"].as_str()?)?;
+            let logged = totals.repeat_counts[si].get(&(r, kind)).copied().unwrap_or(0);
+            if uint(&op["count"]) != logged {
+                return None;
+            }
+            kept += 1;
+        }
+        let logged_kinds = totals.repeat_counts[si]
+            .iter()
+            .filter(|((rep, _), n)| *rep == r && **n > 0)
+            .count();
+        if logged_kinds != kept {
+            return None;
+        }
+    }
+    Some(
+        OpKind::ALL
+            .into_iter()
+            .filter_map(|kind| {
+                let service = totals.repeats.get(&(r, kind, false)).filter(|h| !h.is_empty())?;
+                Some(RepeatLatency {
+                    kind,
+                    service: LatencySummary::of(service),
+                    response: totals.repeats.get(&(r, kind, true)).map(LatencySummary::of),
+                })
+            })
+            .collect(),
+    )
 }
 
 /// Phase `j` (`name`) of point `p` over every segment: each operation kind's

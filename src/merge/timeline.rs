@@ -29,6 +29,32 @@ pub(super) struct Totals {
     pub(super) counts: Vec<BTreeMap<TagKey, u64>>,
     /// Per segment, every service time of the point.
     pub(super) service: Vec<Histogram>,
+    /// Per repeat (its index in every segment), operation kind and response time,
+    /// merged over segments: each interval goes to the repeat whose measured time it
+    /// falls in (by the segment's repeat times in its results.json).
+    pub(super) repeats: BTreeMap<(usize, OpKind, bool), Histogram>,
+    /// Per segment, the service-time calls each repeat's intervals hold per kind, to
+    /// check the attribution against the segment's own per-repeat counts.
+    pub(super) repeat_counts: Vec<BTreeMap<(usize, OpKind), u64>>,
+}
+
+/// Where segment `s`'s repeats of point `p` divide, Unix seconds: halfway between one
+/// repeat's end and the next one's start (an interval starting before the first
+/// bound is the first repeat's, and so on). None when a repeat's times are missing.
+fn repeat_bounds(s: &SegmentDir, p: usize) -> Option<Vec<f64>> {
+    let repeats = s.doc["points"][p]["repeats"].as_array()?;
+    let spans: Vec<(f64, f64)> = repeats
+        .iter()
+        .map(|r| {
+            let phases = r["phases"].as_array()?;
+            let ns = |f: &'static str| phases.iter().filter_map(move |ph| ph[f].as_u64()).filter(|&t| t > 0);
+            Some((
+                ns("start_unix_ns").min()? as f64 / 1e9,
+                ns("end_unix_ns").max()? as f64 / 1e9,
+            ))
+        })
+        .collect::<Option<_>>()?;
+    Some(spans.windows(2).map(|w| (w[0].1 + w[1].0) / 2.0).collect())
 }
 
 /// One merged interval of one phase.
@@ -148,7 +174,10 @@ pub(super) fn stream_point(
         merged: BTreeMap::new(),
         counts: vec![BTreeMap::new(); segs.len()],
         service: (0..segs.len()).map(|_| new_histogram()).collect(),
+        repeats: BTreeMap::new(),
+        repeat_counts: vec![BTreeMap::new(); segs.len()],
     };
+    let bounds: Vec<Option<Vec<f64>>> = segs.iter().map(|s| repeat_bounds(s, p)).collect();
     if !origin.is_finite() {
         return Ok(totals);
     }
@@ -197,6 +226,20 @@ pub(super) fn stream_point(
                     .map_err(at)?;
                 if !response {
                     dec.add_to(&mut totals.service[si]).map_err(at)?;
+                }
+                if let Some(b) = &bounds[si] {
+                    let repeat = b.iter().take_while(|&&bound| bound <= i.start_unix).count();
+                    dec.add_to(
+                        totals
+                            .repeats
+                            .entry((repeat, kind, response))
+                            .or_insert_with(new_histogram),
+                    )
+                    .map_err(at)?;
+                    if !response {
+                        let count = totals.repeat_counts[si].entry((repeat, kind)).or_insert(0);
+                        *count = count.saturating_add(n);
+                    }
                 }
             }
             while s.next_row_slot(&grid)? == Some(slot) {

@@ -111,11 +111,13 @@ mod tests {
                     phases: vec![phase("warm", 100, 1_000_000_000), phase("read", 300, 1_000_000_000)],
                     thread_units: vec![400],
                     load: None,
+                    latency: None,
                 },
                 RepeatRun {
                     phases: vec![phase("warm", 200, 1_000_000_000), phase("read", 100, 1_000_000_000)],
                     thread_units: vec![300],
                     load: None,
+                    latency: None,
                 },
             ],
             merged,

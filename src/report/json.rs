@@ -1,6 +1,6 @@
 //! `json`: the complete structured result, for programs: the run's settings, the
-//! probes, and every point with every percentile, counts, errors and throughput per
-//! repeat. Written as one document when the run ends (also after Ctrl-C); a file is
+//! probes, and every point with every percentile, counts, errors, and throughput and
+//! latency per repeat. Written as one document when the run ends (also after Ctrl-C); a file is
 //! also rewritten whole as each point finishes, marked `"complete": false` in its
 //! summary until the run ends, so a run killed halfway leaves a valid document of
 //! its finished points.
@@ -16,7 +16,7 @@ use crate::kv::pace::Rate;
 use crate::metrics::{Histogram, KindStats, LatencySet, LatencySummary, PaceStats, QUANTILES, Recorder};
 use crate::result::RunOutcome;
 use crate::result::slo::SloReport;
-use crate::result::{LoadResult, PointResult, PointStatus, RepeatRun, Spread};
+use crate::result::{LoadResult, PointResult, PointStatus, RepeatLatency, RepeatRun, Spread};
 use crate::workload::{Budget, SweepValue};
 
 /// Version of the document's layout; bumped when a field changes meaning.
@@ -121,21 +121,53 @@ fn load_json(s: &LoadResult) -> Value {
     })
 }
 
+/// Every reported percentile of a summary, by label.
+fn percentiles(s: &LatencySummary) -> Map<String, Value> {
+    QUANTILES
+        .iter()
+        .zip(s.quantiles)
+        .map(|((label, _), v)| ((*label).to_string(), json!(v)))
+        .collect()
+}
+
+/// Count, mean, extremes and every reported percentile of a summary.
+fn summary(s: &LatencySummary) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("count".to_string(), json!(s.count));
+    m.insert("mean_ns".to_string(), json!(s.mean));
+    m.insert("min_ns".to_string(), json!(s.min));
+    m.insert("max_ns".to_string(), json!(s.max));
+    m.insert("percentiles_ns".to_string(), Value::Object(percentiles(s)));
+    m
+}
+
 /// Mean, spread and every reported percentile of one histogram.
 fn distribution(h: &Histogram) -> Value {
     let s = LatencySummary::of(h);
-    let mut pct = Map::new();
-    for ((label, _), v) in QUANTILES.iter().zip(s.quantiles) {
-        pct.insert((*label).to_string(), json!(v));
-    }
-    json!({
-        "count": s.count,
-        "mean_ns": s.mean,
-        "stdev_ns": if s.count > 0 { h.stdev() } else { 0.0 },
-        "min_ns": s.min,
-        "max_ns": s.max,
-        "percentiles_ns": pct,
-    })
+    let mut m = summary(&s);
+    m.insert("stdev_ns".to_string(), json!(if s.count > 0 { h.stdev() } else { 0.0 }));
+    Value::Object(m)
+}
+
+/// Each kind's latency in one repeat, under the names the point's `ops` use; null
+/// when the repeat's latencies are not known (a merge of segments that keep none).
+fn repeat_ops(latency: Option<&Vec<RepeatLatency>>) -> Value {
+    let Some(kinds) = latency else {
+        return Value::Null;
+    };
+    kinds
+        .iter()
+        .map(|k| {
+            let mut m = Map::new();
+            m.insert("op".to_string(), json!(k.kind.name()));
+            m.extend(summary(&k.service));
+            m.insert(
+                "response".to_string(),
+                k.response.as_ref().map_or(Value::Null, |r| Value::Object(summary(r))),
+            );
+            Value::Object(m)
+        })
+        .collect()
 }
 
 /// An operation kind: its counters, its service-time distribution at the top level
@@ -143,10 +175,7 @@ fn distribution(h: &Histogram) -> Value {
 /// unit's intended start) in open-loop runs.
 fn op(name: &str, st: &KindStats) -> Value {
     let s = LatencySummary::of(&st.hist);
-    let mut pct = Map::new();
-    for ((label, _), v) in QUANTILES.iter().zip(s.quantiles) {
-        pct.insert((*label).to_string(), json!(v));
-    }
+    let pct = percentiles(&s);
     json!({
         "op": name,
         "count": s.count,
@@ -241,6 +270,7 @@ fn repeat(r: &RepeatRun) -> Value {
         "thread_units": r.thread_units,
         "phases": phases,
         "seed": r.load.as_ref().map(load_json),
+        "ops": repeat_ops(r.latency.as_ref()),
     })
 }
 

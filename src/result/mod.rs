@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use self::epochs::{EpochInfo, EpochTag};
 use self::slo::SloReport;
 use crate::kv::pace::{Arrival, Rate};
-use crate::metrics::{QUANTILES, Recorder};
+use crate::metrics::{LatencySet, LatencySummary, OpKind, QUANTILES, Recorder};
 use crate::workload::SweepValue;
 
 /// How a whole run went.
@@ -164,6 +164,40 @@ pub struct RepeatRun {
     pub thread_units: Vec<u64>,
     /// The load of this repeat's store (None without a load phase).
     pub load: Option<LoadResult>,
+    /// Each operation kind's latency in this repeat alone, its phases merged: the
+    /// per-repeat values `kvmark compare` tests latency changes on. None when not
+    /// known: a merged scale-out run whose segments keep none, or whose logs' intervals
+    /// could not be given to repeats exactly.
+    pub latency: Option<Vec<RepeatLatency>>,
+}
+
+/// One operation kind's latency in one repeat.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RepeatLatency {
+    /// The kind.
+    pub kind: OpKind,
+    /// Service time (the engine call).
+    pub service: LatencySummary,
+    /// Response time from each unit's intended start (open loop only).
+    pub response: Option<LatencySummary>,
+}
+
+impl RepeatLatency {
+    /// Every kind used in `recs`, one repeat's recorders (its phases), merged
+    /// exactly per kind before the summary is taken.
+    pub fn of<'a>(recs: impl IntoIterator<Item = &'a Recorder>) -> Vec<RepeatLatency> {
+        let mut all = Recorder::new();
+        for rec in recs {
+            all.merge(rec);
+        }
+        all.used()
+            .map(|(kind, st)| RepeatLatency {
+                kind,
+                service: LatencySummary::of(&st.hist),
+                response: st.latency(LatencySet::Response).map(LatencySummary::of),
+            })
+            .collect()
+    }
 }
 
 impl RepeatRun {

@@ -16,7 +16,7 @@ use crate::engine::{EngineInfo, EngineOptions};
 use crate::kv::pace::{PaceSpec, Rate};
 use crate::kv::verify::{Checker, VerifyReport};
 use crate::metrics::Recorder;
-use crate::result::{LoadResult, PhaseRun, PointKey, PointResult, PointStatus, RepeatRun};
+use crate::result::{LoadResult, PhaseRun, PointKey, PointResult, PointStatus, RepeatLatency, RepeatRun};
 use crate::workload::{Budget, SweepValue, Workload};
 
 /// A store seeded once and shared by several points.
@@ -340,6 +340,7 @@ impl Runner<'_> {
                     phases: phase_runs,
                     thread_units,
                     load,
+                    latency: Some(RepeatLatency::of(outcome.steps.iter().map(|s| &s.rec))),
                 });
             }
             match outcome.end {

@@ -14,7 +14,7 @@ use crate::kv::values::ValuePool;
 use crate::metrics::Recorder;
 use crate::result::epochs::{EpochInfo, EpochTag};
 use crate::result::intervals::{Intervals, RepeatFigures};
-use crate::result::{LoadResult, PhaseRun, PointKey, PointResult, PointStatus, RepeatRun, Spread};
+use crate::result::{LoadResult, PhaseRun, PointKey, PointResult, PointStatus, RepeatLatency, RepeatRun, Spread};
 use crate::run::bulk::data::{self, KeyIndex, ScanWants};
 use crate::run::bulk::extend::ExtendPlan;
 use crate::run::bulk::steps::{ExtendWork, Slot};
@@ -324,6 +324,7 @@ impl Accum {
             }],
             thread_units: step.thread_units.clone(),
             load,
+            latency: Some(RepeatLatency::of([&step.rec])),
         });
         if let Some(d) = info.dump {
             self.dumps.push(d);
