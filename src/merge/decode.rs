@@ -153,7 +153,7 @@ impl Decoder {
 
     /// Adds the last decoded interval into `into`, as [`Decoder::add_to`] adds it into
     /// a histogram of kvmark's layout.
-    pub fn add_to_counts(&self, into: &mut Counts) -> Result<(), String> {
+    pub(super) fn add_to_counts(&self, into: &mut Counts) -> Result<(), String> {
         for &(b, count) in &self.counts {
             if b.at == NO_ROOM {
                 return Err(format!(
@@ -168,7 +168,7 @@ impl Decoder {
 
     /// Each bucket's lowest value in kvmark's layout, by counts index (empty before
     /// the first interval).
-    pub fn our_values(&self) -> &[u64] {
+    pub(super) fn our_values(&self) -> &[u64] {
         &self.ours
     }
 
