@@ -14,12 +14,9 @@
 use base64::Engine as _;
 use flate2::{Decompress, FlushDecompress, Status};
 
-use crate::metrics::Histogram;
-
-/// `V2_COMPRESSED_COOKIE` and `V2_COOKIE` of hdrhistogram's serialization (private
-/// there): the encoding's version with the 8-byte word size flag.
-const COMPRESSED_COOKIE: u32 = 0x1c84_9304 | 0x10;
-const PLAIN_COOKIE: u32 = 0x1c84_9303 | 0x10;
+use super::counts::Counts;
+use crate::metrics::{HIST_MAX_NS, HIST_SIGFIG, Histogram, new_histogram};
+use crate::report::encode::{COMPRESSED_COOKIE, PLAIN_COOKIE};
 
 /// The plain encoding's header: cookie, payload length, normalizing offset, digits,
 /// lowest and highest trackable value, integer-to-double ratio.
@@ -28,15 +25,30 @@ const HEADER: usize = 4 + 4 + 4 + 4 + 8 + 8 + 8;
 /// The histogram layout an encoding names: (lowest, highest, significant digits).
 type Layout = (u64, u64, u8);
 
+/// Where a bucket of kvmark's layout has no room for a value (see [`Bucket::at`]).
+const NO_ROOM: u32 = u32::MAX;
+
+/// One bucket of an encoding's layout.
+#[derive(Clone, Copy)]
+struct Bucket {
+    /// Its lowest value.
+    value: u64,
+    /// The index of the bucket holding `value` in a histogram of kvmark's layout
+    /// ([`crate::metrics::new_histogram`]), or [`NO_ROOM`].
+    at: u32,
+}
+
 /// Decodes intervals one at a time into reused buffers.
 pub struct Decoder {
     raw: Vec<u8>,
     plain: Vec<u8>,
     inflate: Decompress,
-    /// The last interval's non-zero buckets: (the bucket's lowest value, count).
-    counts: Vec<(u64, u64)>,
-    /// Per layout seen, each bucket's lowest value by counts index.
-    values: Vec<(Layout, Vec<u64>)>,
+    /// The last interval's non-zero buckets with their counts.
+    counts: Vec<(Bucket, u64)>,
+    /// Per layout seen, its buckets by counts index.
+    layouts: Vec<(Layout, Vec<Bucket>)>,
+    /// Each bucket's lowest value in kvmark's layout, by counts index.
+    ours: Vec<u64>,
 }
 
 impl Default for Decoder {
@@ -46,7 +58,8 @@ impl Default for Decoder {
             plain: Vec::new(),
             inflate: Decompress::new(true),
             counts: Vec::new(),
-            values: Vec::new(),
+            layouts: Vec::new(),
+            ours: Vec::new(),
         }
     }
 }
@@ -99,11 +112,14 @@ impl Decoder {
         let payload = p
             .get(HEADER..HEADER + len)
             .ok_or_else(|| "the histogram's counts are cut short".to_string())?;
-        let values = match self.values.iter().position(|(l, _)| *l == layout) {
-            Some(i) => &self.values[i].1,
+        if self.ours.is_empty() {
+            self.ours = bucket_values(OURS)?;
+        }
+        let buckets = match self.layouts.iter().position(|(l, _)| *l == layout) {
+            Some(i) => &self.layouts[i].1,
             None => {
-                self.values.push((layout, bucket_values(layout)?));
-                &self.values.last().expect("just pushed").1
+                self.layouts.push((layout, buckets(layout, &self.ours)?));
+                &self.layouts.last().expect("just pushed").1
             }
         };
         let (mut at, mut index, mut total) = (0usize, 0usize, 0u64);
@@ -115,10 +131,10 @@ impl Decoder {
                 continue;
             }
             if n > 0 {
-                let value = *values
+                let bucket = *buckets
                     .get(index)
                     .ok_or_else(|| "the histogram has more buckets than its range holds".to_string())?;
-                self.counts.push((value, n as u64));
+                self.counts.push((bucket, n as u64));
                 total += n as u64;
             }
             index += 1;
@@ -128,11 +144,32 @@ impl Decoder {
 
     /// Adds the last decoded interval into `into`.
     pub fn add_to(&self, into: &mut Histogram) -> Result<(), String> {
-        for &(value, count) in &self.counts {
-            into.record_n(value, count)
-                .map_err(|e| format!("a histogram value {value} does not fit: {e:?}"))?;
+        for &(b, count) in &self.counts {
+            into.record_n(b.value, count)
+                .map_err(|e| format!("a histogram value {} does not fit: {e:?}", b.value))?;
         }
         Ok(())
+    }
+
+    /// Adds the last decoded interval into `into`, as [`Decoder::add_to`] adds it into
+    /// a histogram of kvmark's layout.
+    pub(super) fn add_to_counts(&self, into: &mut Counts) -> Result<(), String> {
+        for &(b, count) in &self.counts {
+            if b.at == NO_ROOM {
+                return Err(format!(
+                    "a histogram value {} does not fit: it is above kvmark's largest, {HIST_MAX_NS} ns",
+                    b.value
+                ));
+            }
+            into.add(b.at, count);
+        }
+        Ok(())
+    }
+
+    /// Each bucket's lowest value in kvmark's layout, by counts index (empty before
+    /// the first interval).
+    pub(super) fn our_values(&self) -> &[u64] {
+        &self.ours
     }
 
     /// Inflates `raw` (the compressed encoding) into `plain`.
@@ -170,6 +207,35 @@ impl Decoder {
     }
 }
 
+/// kvmark's layout ([`crate::metrics::new_histogram`]).
+const OURS: Layout = (1, HIST_MAX_NS, HIST_SIGFIG);
+
+/// The buckets of `layout`, each with its place among `ours` (the bucket values of
+/// kvmark's layout, ascending).
+fn buckets(layout: Layout, ours: &[u64]) -> Result<Vec<Bucket>, String> {
+    let values = bucket_values(layout)?;
+    if layout == OURS {
+        return Ok(values
+            .into_iter()
+            .zip(0..)
+            .map(|(value, at)| Bucket { value, at })
+            .collect());
+    }
+    // Values above the top of kvmark's last bucket have no room, as `record_n` says.
+    let top = new_histogram().highest_equivalent(*ours.last().expect("buckets"));
+    Ok(values
+        .into_iter()
+        .map(|value| Bucket {
+            value,
+            at: if value > top {
+                NO_ROOM
+            } else {
+                (ours.partition_point(|&v| v <= value) - 1) as u32
+            },
+        })
+        .collect())
+}
+
 /// Each bucket's lowest value, by counts index, of a histogram of `layout`: the
 /// buckets are consecutive value ranges, so each starts where the one before ends.
 fn bucket_values((low, high, digits): Layout) -> Result<Vec<u64>, String> {
@@ -187,7 +253,6 @@ fn bucket_values((low, high, digits): Layout) -> Result<Vec<u64>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::new_histogram;
     use hdrhistogram::serialization::{Deserializer, Serializer as _, V2DeflateSerializer};
     use rand::{RngExt as _, SeedableRng as _};
     use rand_xoshiro::Xoshiro256PlusPlus;

@@ -12,6 +12,7 @@
 //! HTML report read it like any run's; `segments.tsv` and the json's `segments` list
 //! show each segment beside the merge.
 
+mod counts;
 mod decode;
 mod figures;
 mod points;

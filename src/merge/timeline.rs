@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::iter::Peekable;
 
+use super::counts::{self, Counts};
 use super::decode::Decoder;
 use super::points::parse_tag;
 use super::read::{Intervals, Rows, SegmentDir};
@@ -65,6 +66,9 @@ struct Bucket {
     end: f64,
     /// Metric name, sum, and how many segments gave it, in first-seen order.
     metrics: Vec<(String, f64, usize)>,
+    /// Per (operation kind, response time), the calls of the segments' intervals,
+    /// recorded into `latency` once the bucket is whole.
+    counts: Vec<((OpKind, bool), Counts)>,
     latency: Recorder,
 }
 
@@ -183,8 +187,11 @@ pub(super) fn stream_point(
     }
     let grid = Grid { period, origin };
     let mut dec = Decoder::default();
-    // Recorders of emitted buckets, kept for reuse (a histogram is about 270 KB).
-    let mut spare: Vec<Recorder> = Vec::new();
+    // Recorders and counts of emitted buckets, kept for reuse (each about 270 KB).
+    let mut spare = Spare::default();
+    // The totals' counts, made into histograms at the end.
+    let mut merged: BTreeMap<TagKey, Counts> = BTreeMap::new();
+    let mut service: Vec<Counts> = (0..segs.len()).map(|_| Counts::new()).collect();
     loop {
         let mut next: Option<i64> = None;
         for s in sources.iter_mut() {
@@ -209,23 +216,22 @@ pub(super) fn stream_point(
                 };
                 let at = |e: String| format!("{}: point {seq}: {e}", segs[si].path.display());
                 let n = dec.decode(&i.encoded).map_err(at)?;
-                let b = filled_or(&mut filled, phase, &mut spare);
+                let b = filled_or(&mut filled, phase, &mut spare.recorders);
                 b.span(i.start_unix, i.start_unix + i.length);
-                let st = b.latency.kind_mut(kind);
-                let into = if response {
-                    st.resp.get_or_insert_with(new_histogram)
-                } else {
-                    &mut st.hist
+                let at_kind = match b.counts.iter().position(|(k, _)| *k == (kind, response)) {
+                    Some(k) => k,
+                    None => {
+                        b.counts
+                            .push(((kind, response), spare.counts.pop().unwrap_or_else(Counts::new)));
+                        b.counts.len() - 1
+                    }
                 };
-                dec.add_to(into).map_err(at)?;
-                let total_phase = if phase == "warmup" { first_phase } else { phase };
-                let tag = (total_phase.to_string(), kind, response);
-                let count = totals.counts[si].entry(tag.clone()).or_insert(0);
+                dec.add_to_counts(&mut b.counts[at_kind].1).map_err(at)?;
+                let tag = (total_phase(phase, first_phase).to_string(), kind, response);
+                let count = totals.counts[si].entry(tag).or_insert(0);
                 *count = count.saturating_add(n);
-                dec.add_to(totals.merged.entry(tag).or_insert_with(new_histogram))
-                    .map_err(at)?;
                 if !response {
-                    dec.add_to(&mut totals.service[si]).map_err(at)?;
+                    dec.add_to_counts(&mut service[si]).map_err(at)?;
                 }
                 if let Some(b) = &bounds[si] {
                     let repeat = b.iter().take_while(|&&bound| bound <= i.start_unix).count();
@@ -244,7 +250,7 @@ pub(super) fn stream_point(
             }
             while s.next_row_slot(&grid)? == Some(slot) {
                 let r = s.rows.next().expect("peeked")?;
-                let b = filled_or(&mut filled, &r.phase, &mut spare);
+                let b = filled_or(&mut filled, &r.phase, &mut spare.recorders);
                 b.span(r.unix_s - r.interval_s, r.unix_s);
                 b.repeat = b.repeat.max(r.repeat);
                 match b.metrics.iter_mut().find(|(m, _, _)| *m == r.metric) {
@@ -257,7 +263,24 @@ pub(super) fn stream_point(
             }
         }
         filled.sort_by(|a, b| a.end.total_cmp(&b.end));
-        for b in filled {
+        for mut b in filled {
+            // Each bucket's calls once into its histograms and the point's totals.
+            let values = dec.our_values();
+            for ((kind, response), mut c) in b.counts.drain(..) {
+                let st = b.latency.kind_mut(kind);
+                let into = if response {
+                    st.resp.get_or_insert_with(new_histogram)
+                } else {
+                    &mut st.hist
+                };
+                let tag = (total_phase(&b.phase, first_phase).to_string(), kind, response);
+                let total = merged.entry(tag).or_insert_with(Counts::new);
+                c.drain(|at, n| {
+                    counts::record(into, values, at, n);
+                    total.add(at, n);
+                });
+                spare.counts.push(c);
+            }
             let metrics = merged_metrics(&b);
             let has_latency = b.latency.used().next().is_some();
             sink.sample(&Sample {
@@ -273,10 +296,29 @@ pub(super) fn stream_point(
             });
             let mut rec = b.latency;
             rec.reset();
-            spare.push(rec);
+            spare.recorders.push(rec);
         }
     }
+    let values = dec.our_values();
+    totals.merged = merged
+        .into_iter()
+        .map(|(tag, c)| (tag, c.into_histogram(values)))
+        .collect();
+    totals.service = service.into_iter().map(|c| c.into_histogram(values)).collect();
     Ok(totals)
+}
+
+/// What emitted buckets leave for the next ones.
+#[derive(Default)]
+struct Spare {
+    recorders: Vec<Recorder>,
+    counts: Vec<Counts>,
+}
+
+/// The phase whose totals an interval of `phase` adds to: warm-up intervals go to the
+/// first timed phase (`first`), whose measured part they hold.
+fn total_phase<'a>(phase: &'a str, first: &'a str) -> &'a str {
+    if phase == "warmup" { first } else { phase }
 }
 
 /// The bucket of `phase` in `filled`, made when it is the first of its phase.
@@ -290,6 +332,7 @@ fn filled_or<'b>(filled: &'b mut Vec<Bucket>, phase: &str, spare: &mut Vec<Recor
                 start: 0.0,
                 end: 0.0,
                 metrics: Vec::new(),
+                counts: Vec::new(),
                 latency: spare.pop().unwrap_or_default(),
             });
             filled.len() - 1

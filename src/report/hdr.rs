@@ -12,9 +12,9 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
-use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 
+use super::encode::Encoder;
 use super::{RunInfo, Sink};
 use crate::metrics::op_label;
 use crate::result::RunOutcome;
@@ -55,7 +55,7 @@ pub struct Hdr {
     current: Option<usize>,
     base_unix: f64,
     version: String,
-    serializer: V2DeflateSerializer,
+    encoder: Encoder,
 }
 
 impl Hdr {
@@ -77,12 +77,14 @@ impl Hdr {
             current: None,
             base_unix: 0.0,
             version: String::new(),
-            serializer: V2DeflateSerializer::new(),
+            encoder: Encoder::default(),
         }
     }
 
-    fn out(&mut self) -> &mut dyn Write {
-        match (&mut self.dest, &mut self.file) {
+    /// Where the current point's log goes (a function of the two fields, so that the
+    /// encoder can be borrowed beside it).
+    fn out<'a>(dest: &'a mut Dest, file: &'a mut Option<PointLog>) -> &'a mut dyn Write {
+        match (dest, file) {
             (Dest::Dir(_), Some(f)) => &mut f.out,
             (Dest::Stream(s), _) => s.as_mut(),
             (Dest::Dir(_), None) => unreachable!("a point's log is opened before it is written"),
@@ -124,9 +126,8 @@ impl Hdr {
             .add_comment(&header)
             .with_start_time(start)
             .with_base_time(start);
-        let mut serializer = V2DeflateSerializer::new();
-        let mut out = self.out();
-        builder.begin_log_with(&mut out, &mut serializer)?;
+        let mut out = Self::out(&mut self.dest, &mut self.file);
+        builder.begin_log_with(&mut out, &mut self.encoder)?;
         Ok(())
     }
 }
@@ -182,25 +183,20 @@ impl Sink for Hdr {
         let start = Duration::from_secs_f64((s.start_unix - self.base_unix).max(0.0));
         let length = Duration::from_secs_f64((s.elapsed_s - s.start_s).max(0.0));
         // The writer only borrows; building one per sample writes no header.
-        let mut serializer = std::mem::take(&mut self.serializer);
-        let result = (|| -> io::Result<()> {
-            let mut out = self.out();
-            let mut log = IntervalLogWriterBuilder::new().begin_log_with(&mut out, &mut serializer)?;
-            // Tags may not hold spaces or commas.
-            let phase = s.phase.replace([' ', ',', '\r', '\n'], "_");
-            for (kind, set, hist) in rec
-                .used()
-                .flat_map(|(kind, stats)| stats.latency_sets().map(move |(set, h)| (kind, set, h)))
-            {
-                let tag = format!("{phase}.{}", op_label(kind, set));
-                let tag = Tag::new(&tag).ok_or_else(|| io::Error::other(format!("bad tag {tag}")))?;
-                log.write_histogram(hist, start, length, Some(tag))
-                    .map_err(|e| io::Error::other(e.to_string()))?;
-            }
-            Ok(())
-        })();
-        self.serializer = serializer;
-        result
+        let mut out = Self::out(&mut self.dest, &mut self.file);
+        let mut log = IntervalLogWriterBuilder::new().begin_log_with(&mut out, &mut self.encoder)?;
+        // Tags may not hold spaces or commas.
+        let phase = s.phase.replace([' ', ',', '\r', '\n'], "_");
+        for (kind, set, hist) in rec
+            .used()
+            .flat_map(|(kind, stats)| stats.latency_sets().map(move |(set, h)| (kind, set, h)))
+        {
+            let tag = format!("{phase}.{}", op_label(kind, set));
+            let tag = Tag::new(&tag).ok_or_else(|| io::Error::other(format!("bad tag {tag}")))?;
+            log.write_histogram(hist, start, length, Some(tag))
+                .map_err(|e| io::Error::other(e.to_string()))?;
+        }
+        Ok(())
     }
 
     fn point(&mut self, _p: &PointResult) -> io::Result<()> {

@@ -8,6 +8,7 @@ pub mod atomic;
 pub mod bundle;
 pub mod compare;
 pub mod console;
+pub mod encode;
 pub mod epochs;
 pub mod figures;
 pub mod hdr;
