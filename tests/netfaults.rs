@@ -253,10 +253,11 @@ fn run_with_fault(
 fn a_server_stopped_and_started_again_mid_run_leaves_a_gap_of_errors_and_the_run_recovers() {
     let engines = ["redis", "postgres", "mariadb", "mongodb", "etcd", "redis-cluster"];
     each_engine(&engines, |server, name| {
-        // Redis Cluster's nodes take seconds to stop and to agree again that the
-        // cluster is whole, and its client a second or two more to route again: a
-        // longer run, so healthy samples follow.
-        let secs = if name == "redis-cluster" { 12.0 } else { SECS };
+        // Stopping and starting a server takes seconds on a loaded machine (the gap
+        // ended near 6 s of 7 for postgres, mongodb and etcd), and Redis Cluster's nodes
+        // must also agree again that the cluster is whole, and its client route again:
+        // longer runs, so healthy samples follow.
+        let secs = if name == "redis-cluster" { 12.0 } else { SECS + 2.0 };
         let run = run_with_fault(server, name, secs, |s| {
             s.down();
             std::thread::sleep(Duration::from_millis(1500));
