@@ -24,6 +24,15 @@ CREATE DATABASE IF NOT EXISTS kvmark;
 CREATE USER IF NOT EXISTS 'kvmark'@'127.0.0.1';
 GRANT ALL ON kvmark.* TO 'kvmark'@'127.0.0.1';
 SQL
+  run_mariadb "$port"
+  echo "mariadb://kvmark@127.0.0.1:$port/kvmark" >"$dir/url"
+}
+
+# Starts the server on $state/mariadb/data at PORT (again, after `scripts/servers down
+# mariadb`, with its databases and tables).
+run_mariadb() { # PORT
+  local dir="$state/mariadb" port=$1 user
+  user=$(id -un)
   # Durability as the server ships it (a commit flushes its log); 1 GiB packets so
   # values up to the engines' limit fit; MyRocks' 3072-byte keys are not needed (the
   # myrocks engine keeps to the 767 bytes any MyRocks server takes).
@@ -38,5 +47,11 @@ SQL
   mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$port" -u kvmark kvmark --batch --skip-column-names \
     -e "SELECT ENGINE FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB' AND SUPPORT = 'YES'" | grep -q ROCKSDB ||
     die "mariadb: the RocksDB storage engine did not load (see $dir/log)"
-  echo "mariadb://kvmark@127.0.0.1:$port/kvmark" >"$dir/url"
+}
+
+restart_mariadb() {
+  local url
+  url=$(cat "$state/mariadb/url")
+  url=${url%/*}
+  run_mariadb "${url##*:}"
 }

@@ -47,20 +47,34 @@ ferretdb_binary() {
 }
 
 start_mongodb() {
-  local bin dir="$state/mongodb" port
-  bin=$(ferretdb_binary)
+  local dir="$state/mongodb" port
+  # Built (once) here, so a restart never waits for it.
+  ferretdb_binary >/dev/null
   port=$(free_port)
   mkdir -p "$dir/data"
+  run_mongodb "$port"
+  echo "mongodb://127.0.0.1:$port" >"$dir/url"
+}
+
+# Starts FerretDB on PORT over the SQLite databases in $state/mongodb/data (again, after
+# `scripts/servers down mongodb`, with its collections).
+run_mongodb() { # PORT
+  local dir="$state/mongodb" port=$1
   # Loopback only, no debug HTTP listener (its fixed default port would clash between
   # instances), no telemetry (the machine reaches nothing beyond loopback).
-  "$bin" --handler=sqlite --sqlite-url="file:$dir/data/" --state-dir="$dir" \
+  "$(ferretdb_binary)" --handler=sqlite --sqlite-url="file:$dir/data/" --state-dir="$dir" \
     --listen-addr="127.0.0.1:$port" --debug-addr=- --telemetry=disable \
-    --log-level=warn >"$dir/log" 2>&1 &
+    --log-level=warn >>"$dir/log" 2>&1 &
   echo $! >"$dir/pid"
   # FerretDB's own `ping` needs a setup database; a TCP connect is enough here, as it
   # listens only once its backend is ready.
   wait_until "FerretDB on port $port" bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"
-  echo "mongodb://127.0.0.1:$port" >"$dir/url"
+}
+
+restart_mongodb() {
+  local url
+  url=$(cat "$state/mongodb/url")
+  run_mongodb "${url##*:}"
 }
 
 # FerretDB's SIGTERM stops accepting connections but keeps serving the open ones until

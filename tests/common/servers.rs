@@ -28,7 +28,16 @@ impl PrivateServer {
         let url = stdout(&out)
             .lines()
             .find_map(|l| l.split_once("_URL=").map(|(_, u)| u.to_string()))
-            .unwrap_or_else(|| panic!("scripts/servers start {name}: {}", stderr(&out)));
+            .unwrap_or_else(|| {
+                // The state directory goes with the panic: show the end of its log.
+                let log = std::fs::read_to_string(state.path().join(name).join("log")).unwrap_or_default();
+                let tail: Vec<&str> = log.lines().rev().take(20).collect();
+                panic!(
+                    "scripts/servers start {name}: {}\n{}",
+                    stderr(&out),
+                    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                )
+            });
         PrivateServer { name, state, url }
     }
 
@@ -61,8 +70,21 @@ impl PrivateServer {
     /// name) at 2 threads over 300 items for `secs`, with the engine's per-operation
     /// `timeout`, and `extra` flags.
     pub fn spawn_mixed(&self, timeout: std::time::Duration, secs: f64, extra: &[&str]) -> std::process::Child {
-        let name = self.name;
-        let url = format!("{name}.url={}", self.url);
+        self.spawn_mixed_as(self.name, timeout, secs, extra)
+    }
+
+    /// [`spawn_mixed`](Self::spawn_mixed) with engine `name`, one this server serves
+    /// (myrocks on the mariadb server).
+    pub fn spawn_mixed_as(
+        &self,
+        name: &str,
+        timeout: std::time::Duration,
+        secs: f64,
+        extra: &[&str],
+    ) -> std::process::Child {
+        // etcd's address knob names its members.
+        let knob = if name == "etcd" { "endpoints" } else { "url" };
+        let url = format!("{name}.{knob}={}", self.url);
         let timeout = format!("{name}.timeout={}ms", timeout.as_millis());
         let secs = secs.to_string();
         let mixed = super::bundled("mixed.lua");
@@ -143,6 +165,7 @@ impl Drop for PrivateServer {
 pub fn engine_args(name: &str) -> Vec<&'static str> {
     match name {
         "redis" => vec!["--engine-opt", "redis.index=zset"],
+        "redis-cluster" => vec!["--engine-opt", "redis-cluster.index=zset"],
         _ => Vec::new(),
     }
 }
@@ -179,6 +202,31 @@ pub fn can_start_servers() -> bool {
     let required = kvmark::engine::storage::servers_required();
     if !have && !required {
         eprintln!("redis-server or PostgreSQL is not installed (scripts/servers installs them): skipped");
+    }
+    have || required
+}
+
+/// Whether this machine can start scripts/servers.d's `server` (its program is
+/// installed, or for mongodb FerretDB is built or Go can build it): in a dev run
+/// without it, skip (saying so); with KVMARK_REQUIRE_SERVERS=1 the test goes on and
+/// fails.
+pub fn can_start(server: &str) -> bool {
+    let probe = match server {
+        "redis" | "redis-cluster" => "command -v redis-server",
+        "postgres" => "ls /usr/lib/postgresql/*/bin/initdb",
+        "mariadb" => "test -x /usr/sbin/mariadbd",
+        "mongodb" => "ls ${XDG_CACHE_HOME:-$HOME/.cache}/kvmark-tools/ferretdb-*/ferretdb || command -v go",
+        "etcd" => "command -v etcd",
+        other => panic!("no server {other} in scripts/servers.d"),
+    };
+    let have = Command::new("sh")
+        .arg("-c")
+        .arg(probe)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let required = kvmark::engine::storage::servers_required();
+    if !have && !required {
+        eprintln!("{server}: its server is not installed (scripts/servers installs it): skipped");
     }
     have || required
 }
