@@ -3,7 +3,7 @@
 //! the refusal of unknown keys, validation before a run and the parse at open all read
 //! the same table, so adding a knob is adding one row.
 //!
-//! ```ignore
+//! ```text
 //! static KNOBS: KnobTable<Settings> = KnobTable::new("lmdb", Settings::default, &[
 //!     KnobDef {
 //!         name: "max_readers",
