@@ -58,12 +58,14 @@ for mode in $modes; do
         sync; sleep 1
         if [ "$mode" = spec ]; then
           # The read phase's throughput, from the tsv row of its gets (columns by name).
+          # awk reads to the end: quitting early would make kvmark's later rows fail
+          # with a broken pipe, and the run with them.
           k=$("$kvmark" --backend rocksdb --data-dir "$data" --threads "$threads" --settle --report tsv "$spec" |
             awk -F'\t' 'NR == 1 {for (i = 1; i <= NF; i++) col[$i] = i; next}
-              $col["phase"] == "read" && $col["op"] == "get" {print $col["wu_per_s"]; exit}')
+              !done && $col["phase"] == "read" && $col["op"] == "get" {print $col["wu_per_s"]; done = 1}')
         else
           k=$("$kvmark" --backend rocksdb --data-dir "$data" --items "$items" --ops "$n" --threads "$threads" --settle "$wl" |
-            awk '/^throughput:/{print $2; exit}')
+            awk '!done && /^throughput:/ {print $2; done = 1}')
         fi
       }
       if (( r % 2 )); then run_bare; run_kvmark; else run_kvmark; run_bare; fi
