@@ -191,19 +191,9 @@ pub fn servers(state: &Path, args: &[&str]) -> Output {
         .expect("run scripts/servers")
 }
 
-/// Whether this machine can start Redis and PostgreSQL: in a dev run without them,
-/// skip (saying so); with KVMARK_REQUIRE_SERVERS=1 the test goes on and fails.
+/// Whether this machine can start Redis and PostgreSQL (see [`can_start`]).
 pub fn can_start_servers() -> bool {
-    let have = Command::new("sh")
-        .arg("-c")
-        .arg("command -v redis-server && ls /usr/lib/postgresql/*/bin/initdb")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let required = kvmark::engine::storage::servers_required();
-    if !have && !required {
-        eprintln!("redis-server or PostgreSQL is not installed (scripts/servers installs them): skipped");
-    }
-    have || required
+    can_start("redis") && can_start("postgres")
 }
 
 /// Whether this machine can start scripts/servers.d's `server` (its program is
