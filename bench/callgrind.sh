@@ -12,6 +12,11 @@
 #   paced   the same at --rate 1e9 (every unit is behind schedule and issued at once)
 #   spec    bench/null-spec.json: a spec's empty point query, keys rendered in Rust
 #   oplog   the same operations as an operation log (kvmark gen, then replayed)
+# and, when named (slower: RocksDB under valgrind), a real engine's cost beside the
+# harness's:
+#   rocksdb  bench/workloads/readrandom.lua on RocksDB: one get of a random present key
+#            per unit, on a store of ITEMS (20000) keys of 4 KiB
+#   bare     the same gets from the bare Rust loop (benches/rocksdb_overhead.rs, BARE)
 #
 # usage: bench/callgrind.sh [RUNS] [LONG] [SHORT] [PATHS...]
 #   RUNS rounds (default 3) of LONG (1200000) minus SHORT (200000) units, for each of
@@ -23,6 +28,10 @@ runs=${1:-3}; long=${2:-1200000}; short=${3:-200000}
 shift $(($# < 3 ? $# : 3))
 paths=("$@"); [ ${#paths[@]} -gt 0 ] || paths=(null paced spec oplog)
 kvmark=${KVMARK:-${CARGO_TARGET_DIR:-target}/release/kvmark}
+items=${ITEMS:-20000}
+bare=${BARE:-$(ls -t "${CARGO_TARGET_DIR:-target}"/release/deps/rocksdb_overhead-* 2>/dev/null | grep -v '\.d$' | head -1)}
+case " ${paths[*]} " in *" bare "*) [ -x "${bare:-}" ] ||
+  { echo "build the bare loop first: cargo bench --bench rocksdb_overhead --no-run (or set BARE)" >&2; exit 2; } ;; esac
 [ -x "$kvmark" ] || { echo "build first: cargo build --release (or set KVMARK)" >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "needs valgrind (scripts/setup installs it)" >&2; exit 2; }
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
@@ -38,15 +47,21 @@ done
 ir() {
   local path=$1 n=$2 cg=$out/cg
   [ -n "${ANNOTATE:-}" ] && [ "$path" = null ] && [ "$n" = "$long" ] && cg=$ANNOTATE
-  local cmd=(--probe none)
+  local bin=$kvmark cmd=(--probe none)
   case $path in
     null) cmd+=(--ops "$n" workloads/null.lua) ;;
     paced) cmd+=(--ops "$n" --rate 1e9 workloads/null.lua) ;;
     spec) cmd+=("$out/spec-$n.json") ;;
     oplog) cmd=(replay --backend skiplist --probe none "$out/log-$n.ops") ;;
-    *) echo "unknown path $path: give null, paced, spec or oplog" >&2; exit 2 ;;
+    # Both sides seed the same store and wait for its compactions (--settle), so the
+    # seed cancels in the difference of the two runs.
+    rocksdb) cmd+=(--backend rocksdb --data-dir "$out/db" --items "$items" --ops "$n" --settle
+                   bench/workloads/readrandom.lua) ;;
+    bare) bin=$bare cmd=(read --dir "$out/db" --items "$items" --ops "$n" --threads 1 --settle) ;;
+    *) echo "unknown path $path: give null, paced, spec, oplog, rocksdb or bare" >&2; exit 2 ;;
   esac
-  valgrind --tool=callgrind --callgrind-out-file="$cg" "$kvmark" "${cmd[@]}" >/dev/null 2>"$out/log"
+  rm -rf "$out/db"; mkdir "$out/db"
+  valgrind --tool=callgrind --callgrind-out-file="$cg" "$bin" "${cmd[@]}" >/dev/null 2>"$out/log"
   awk '/Collected :/ {print $NF}' "$out/log"
 }
 

@@ -26,3 +26,11 @@ bench/ivs.sh "$data" rocksdb,lmdb specs/ivs-c.json --engine-opt lmdb.sync=nosync
 for e in rocksdb lmdb; do
   bench/ivs.sh "$data" "$e" specs/ivs-c.json --engine-opt lmdb.sync=nosync --scale 10 --epochs 1 --ivs-mode clean,average --repeat 5
 done
+if command -v valgrind >/dev/null; then
+  bench/callgrind.sh 1 200000 50000 rocksdb bare   # a RocksDB get: kvmark's Lua against the bare loop
+fi
+# keybench is not installed by this project; give its binary to compare side by side.
+if [ -n "${KEYBENCH:-}" ]; then bench/keybench.sh 9 20000000; fi
+bench/merge.sh 5 16 3600
+# Every server engine against its own private server (scripts/servers), beside RocksDB.
+bench/ycsb-servers.sh

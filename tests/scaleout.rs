@@ -490,6 +490,9 @@ fn segment_flags_are_checked() {
     );
 }
 
+/// The size of every launcher test's run (segment_keys.lua over 6 threads in all).
+const SEGMENT_BENCH: [&str; 8] = ["--ops", "6000", "--items", "300", "--seed", "3", "--timeline", "0.1"];
+
 /// `mpirun`, or None (said on stderr) where Open MPI is not installed and servers are
 /// not required.
 fn mpirun() -> Option<PathBuf> {
@@ -525,18 +528,7 @@ fn mpirun_starts_three_segments_against_redis_and_they_merge_exactly() {
     let start = start.to_string();
     let url = std::env::var("KVMARK_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_string());
     let wl = workload("segment_keys.lua");
-    let bench = [
-        "--backend",
-        "redis",
-        "--ops",
-        "6000",
-        "--items",
-        "300",
-        "--seed",
-        "3",
-        "--timeline",
-        "0.1",
-    ];
+    let bench = [&["--backend", "redis"][..], &SEGMENT_BENCH].concat();
     let mut cmd = Command::new(mpirun);
     cmd.args(["--oversubscribe", "-np", "3"])
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
@@ -553,7 +545,7 @@ fn mpirun_starts_three_segments_against_redis_and_they_merge_exactly() {
             "--report-dir",
             parent.to_str().unwrap(),
         ])
-        .args(bench)
+        .args(&bench)
         .arg(&wl)
         .current_dir(root());
     let o = cmd.output().expect("run mpirun");
@@ -794,4 +786,201 @@ fn merged_verify_runs_sum_the_anomalies() {
         Some(lost(merged).to_string().as_str()),
         "{row}"
     );
+}
+
+/// A private sshd on a free loopback port, with its own host key, client key and an
+/// ssh config naming `hosts` (all of them this machine), for the ssh and pdsh recipes.
+/// Killed on drop.
+struct PrivateSshd {
+    child: std::process::Child,
+    /// The ssh client config to pass as `ssh -F`.
+    config: PathBuf,
+}
+
+impl PrivateSshd {
+    /// None (said on stderr) where sshd is not installed and servers are not required.
+    fn start(dir: &Path, hosts: &[&str]) -> Option<PrivateSshd> {
+        let sshd = Path::new("/usr/sbin/sshd");
+        if !sshd.is_file() {
+            let why = "sshd is not installed (scripts/setup installs openssh-server)";
+            assert!(!kvmark::engine::storage::servers_required(), "{why}");
+            eprintln!("skipped: {why}");
+            return None;
+        }
+        // Run as root, sshd chroots its unprivileged child into this directory, which
+        // only an init system would otherwise create.
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        if unsafe { libc::geteuid() } == 0 {
+            std::fs::create_dir_all("/run/sshd").unwrap();
+        }
+        for key in ["host_key", "client_key"] {
+            let o = Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+                .arg(dir.join(key))
+                .output()
+                .expect("run ssh-keygen");
+            ok(&o);
+        }
+        std::fs::copy(dir.join("client_key.pub"), dir.join("authorized_keys")).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let bin_dir = Path::new(env!("CARGO_BIN_EXE_kvmark")).parent().unwrap();
+        let d = dir.display();
+        let sshd_config = format!(
+            "ListenAddress 127.0.0.1\nPort {port}\nHostKey {d}/host_key\n\
+             AuthorizedKeysFile {d}/authorized_keys\nPidFile {d}/sshd.pid\nStrictModes no\n\
+             UsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+             PermitRootLogin prohibit-password\nSubsystem sftp internal-sftp\nSetEnv PATH={}:/usr/local/bin:/usr/bin:/bin\n",
+            bin_dir.display()
+        );
+        std::fs::write(dir.join("sshd_config"), sshd_config).unwrap();
+        let host_key = std::fs::read_to_string(dir.join("host_key.pub")).unwrap();
+        let host_key: Vec<&str> = host_key.split_whitespace().take(2).collect();
+        std::fs::write(
+            dir.join("known_hosts"),
+            format!("[127.0.0.1]:{port} {}\n", host_key.join(" ")),
+        )
+        .unwrap();
+        let user = Command::new("id").arg("-un").output().expect("run id -un");
+        let user = ok(&user).trim().to_string();
+        let config = dir.join("ssh_config");
+        std::fs::write(
+            &config,
+            format!(
+                "Host {}\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  IdentityFile {d}/client_key\n  \
+                 IdentitiesOnly yes\n  UserKnownHostsFile {d}/known_hosts\n  StrictHostKeyChecking yes\n  \
+                 BatchMode yes\n",
+                hosts.join(" ")
+            ),
+        )
+        .unwrap();
+        let log = std::fs::File::create(dir.join("sshd.log")).unwrap();
+        let child = Command::new(sshd)
+            .args(["-D", "-e", "-f"])
+            .arg(dir.join("sshd_config"))
+            .stderr(log)
+            .spawn()
+            .expect("start sshd");
+        let server = PrivateSshd { child, config };
+        wait_for("the private sshd", || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        Some(server)
+    }
+
+    /// Runs `ssh -F config host command` and returns its stdout.
+    fn run(&self, host: &str, command: &str) -> String {
+        let o = Command::new("ssh")
+            .arg("-F")
+            .arg(&self.config)
+            .args([host, command])
+            .output()
+            .unwrap();
+        ok(&o)
+    }
+}
+
+impl Drop for PrivateSshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The arguments every segment of the ssh and pdsh recipe tests runs with.
+fn recipe_bench() -> Vec<String> {
+    let mut args: Vec<String> = ["--threads", "2"]
+        .iter()
+        .chain(&SEGMENT_BENCH)
+        .map(|s| s.to_string())
+        .collect();
+    args.push(workload("segment_keys.lua"));
+    args
+}
+
+/// Checks a recipe's merged report: the three segments are there, and a second,
+/// independent merge of their directories is exact.
+fn check_recipe_merge(dirs: &[PathBuf], out: &Path) {
+    assert_eq!(dirs.len(), 3, "one report directory per segment: {dirs:?}");
+    let merged = merge_and_check(dirs, out);
+    assert_eq!(merged["points"][0]["threads"].as_u64(), Some(6));
+    assert_eq!(merged["points"][0]["repeats"][0]["units"].as_u64(), Some(6000));
+}
+
+#[test]
+fn the_ssh_and_pdsh_recipes_run_segments_on_hosts_and_merge_them() {
+    let d = tempfile::tempdir().unwrap();
+    let Some(sshd) = PrivateSshd::start(d.path(), &["seg-a", "seg-b", "seg-c"]) else {
+        return;
+    };
+    // The hosts run this build's kvmark, not another one on their PATH.
+    let found = sshd.run("seg-a", "command -v kvmark");
+    assert_eq!(found.trim(), env!("CARGO_BIN_EXE_kvmark"));
+
+    // deploy/ssh/run-segments.sh: two segments over ssh, one on `localhost`.
+    let hosts = d.path().join("hosts.txt");
+    std::fs::write(&hosts, "# clients\nseg-a\n\nseg-b\nlocalhost\n").unwrap();
+    let results = d.path().join("results");
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_kvmark")).parent().unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let o = Command::new(root().join("deploy/ssh/run-segments.sh"))
+        .arg(&hosts)
+        .arg(&results)
+        .arg("--")
+        .args(recipe_bench())
+        .env("PATH", &path)
+        .env("START_DELAY", "3")
+        .env("SSH_OPTIONS", format!("-F {}", sshd.config.display()))
+        .env("REMOTE_DIR", d.path().join("remote"))
+        .current_dir(root())
+        .output()
+        .expect("run deploy/ssh/run-segments.sh");
+    ok(&o);
+    let dirs: Vec<PathBuf> = (0..3)
+        .flat_map(|i| report_dirs(&results.join(format!("segment-{i}"))))
+        .collect();
+    for (i, dir) in dirs.iter().enumerate() {
+        let scale = &read_json(&dir.join("results.json"))["run"]["scale"];
+        assert_eq!(scale["segment"].as_u64(), Some(i as u64), "{}", dir.display());
+    }
+    check_recipe_merge(&dirs, &d.path().join("ssh-merged"));
+    let theirs = read_json(&results.join("merged/results.json"));
+    assert_eq!(theirs["points"][0]["repeats"][0]["units"].as_u64(), Some(6000));
+
+    // docs/scale-out.md's pdsh line: pdsh's exec module gives each host its rank as %n.
+    let Some(pdsh) = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|p| p.join("pdsh"))
+            .find(|p| p.is_file())
+    }) else {
+        assert!(
+            !kvmark::engine::storage::servers_required(),
+            "pdsh is not installed (scripts/setup installs it)"
+        );
+        return eprintln!("skipped the pdsh recipe: pdsh is not installed (scripts/setup installs it)");
+    };
+    let start = (SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 3).to_string();
+    let shared = d.path().join("shared-run");
+    let o = Command::new(pdsh)
+        .args(["-R", "exec", "-w", "seg-a,seg-b,seg-c", "ssh", "-F"])
+        .arg(&sshd.config)
+        .args([
+            "%h",
+            "kvmark",
+            "--segment",
+            "%n/3",
+            "--start-at",
+            &start,
+            "--report-dir",
+        ])
+        .arg(&shared)
+        .args(recipe_bench())
+        .current_dir(root())
+        .output()
+        .expect("run pdsh");
+    ok(&o);
+    check_recipe_merge(&report_dirs(&shared), &d.path().join("pdsh-merged"));
 }

@@ -15,6 +15,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -105,6 +106,12 @@ pub trait Connector {
     fn connect(&self) -> impl Future<Output = Result<Self::Conn, Self::Error>>;
     /// What `e`, returned by an operation on `conn`, says about the connection.
     fn fault(&self, conn: &Self::Conn, e: &Self::Error) -> Fault;
+    /// Why `conn` ended, where its client keeps that apart from the operations it
+    /// fails (tokio-postgres fails them with "connection closed" and gives the cause
+    /// to the connection's own future): added to a lost connection's message.
+    fn ended(&self, _conn: &Self::Conn) -> Option<String> {
+        None
+    }
 }
 
 /// What an operation's error says about its connection.
@@ -221,8 +228,9 @@ impl<C: Connector> Link<C> {
                     Fault::Refused => Err(fail(format_args!("{e}"))),
                     Fault::Busy => Err(EngineError::busy(format!("engine {}: {op}: {e}", C::ENGINE))),
                     Fault::Broken => {
+                        let cause = self.connector.ended(conn).map(|c| format!(": {c}")).unwrap_or_default();
                         let err = fail(format_args!(
-                            "{e} (connection to {} lost; reconnecting)",
+                            "{e}{cause} (connection to {} lost; reconnecting)",
                             self.connector.address()
                         ));
                         self.drop_conn();
@@ -326,14 +334,41 @@ async fn within<T>(op: impl Future<Output = T>, timer: &mut Pin<Box<Sleep>>, dea
 /// A session has one request outstanding at a time, so it polls the driver itself
 /// while it waits ([`Driver::drive`]): the socket wakes the session's connection, and
 /// the reply completes the request within the same poll.
-pub struct Driver(Fuse<Pin<Box<dyn Future<Output = ()> + Send>>>);
+pub struct Driver {
+    io: Fuse<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    /// The error the I/O future ended with, set once ([`Driver::keeping_error`]).
+    ended: Arc<OnceLock<String>>,
+}
 
 impl Driver {
-    /// Takes the connection's I/O future (its output, if any, dropped: a connection
-    /// that ends fails the requests waiting on it, which report why).
+    /// Takes the connection's I/O future, whose end says nothing more than the
+    /// requests it fails do.
     pub fn new(io: impl Future<Output = ()> + Send + 'static) -> Self {
         let io: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(io);
-        Driver(io.fuse())
+        Driver {
+            io: io.fuse(),
+            ended: Arc::default(),
+        }
+    }
+
+    /// Takes an I/O future that ends with the connection's error, keeping the error's
+    /// text for [`Driver::ended`]: the requests it fails may only say the connection
+    /// closed.
+    pub fn keeping_error<E: fmt::Display>(io: impl Future<Output = Result<(), E>> + Send + 'static) -> Self {
+        let ended = Arc::<OnceLock<String>>::default();
+        let slot = Arc::clone(&ended);
+        let mut driver = Driver::new(async move {
+            if let Err(e) = io.await {
+                let _ = slot.set(e.to_string());
+            }
+        });
+        driver.ended = ended;
+        driver
+    }
+
+    /// Why the connection ended, if its I/O future ended with an error.
+    pub fn ended(&self) -> Option<&str> {
+        self.ended.get().map(String::as_str)
     }
 
     /// `request`, driving the connection's I/O while it waits. The request is boxed:
@@ -341,7 +376,7 @@ impl Driver {
     /// is moved whole into `block_on` on every operation.
     pub fn drive<'a, R: Future + Send + 'a>(&'a mut self, request: R) -> Drive<'a, R::Output> {
         Drive {
-            io: &mut self.0,
+            io: &mut self.io,
             request: Box::pin(request),
         }
     }
@@ -382,6 +417,8 @@ mod tests {
     struct Fake {
         connects: Cell<u32>,
         refuse: Cell<bool>,
+        /// What the client says of a connection that ended ([`Connector::ended`]).
+        cause: Cell<Option<&'static str>>,
     }
 
     impl Connector for &Fake {
@@ -403,6 +440,10 @@ mod tests {
 
         fn fault(&self, _: &u32, e: &String) -> Fault {
             if e == "broken" { Fault::Broken } else { Fault::Refused }
+        }
+
+        fn ended(&self, _: &u32) -> Option<String> {
+            self.cause.get().map(str::to_string)
         }
     }
 
@@ -442,7 +483,21 @@ mod tests {
         let e = link
             .run("put", async |_, _| Err::<(), _>("broken".to_string()))
             .unwrap_err();
-        assert!(e.message.contains("connection to fake://127.0.0.1:1 lost"), "{e}");
+        assert_eq!(
+            e.message,
+            "engine fake: put: broken (connection to fake://127.0.0.1:1 lost; reconnecting)"
+        );
+        // Where the client kept why the connection ended, the message says it.
+        fake.cause.set(Some("FATAL: terminating connection"));
+        let e = link
+            .run("put", async |_, _| Err::<(), _>("broken".to_string()))
+            .unwrap_err();
+        assert!(
+            e.message
+                .starts_with("engine fake: put: broken: FATAL: terminating connection (connection to"),
+            "{e}"
+        );
+        fake.cause.set(None);
 
         // While the server is away: a failed attempt, then failures at once until the
         // backoff has passed, then a new attempt.
@@ -462,8 +517,9 @@ mod tests {
         );
         fake.refuse.set(false);
         std::thread::sleep(MIN_BACKOFF * 2);
-        assert_eq!(link.run("get", which).ok(), Some(3));
-        assert_eq!(stats.reconnects.load(Ordering::Relaxed), 2);
+        // Connections 2 and 3 were lost to the two broken replies above.
+        assert_eq!(link.run("get", which).ok(), Some(4));
+        assert_eq!(stats.reconnects.load(Ordering::Relaxed), 3);
     }
 
     #[test]
@@ -484,6 +540,28 @@ mod tests {
         let got = block_on(io.drive(async { answer.await.unwrap() }));
         assert_eq!(got, 7);
         assert_eq!(polled.load(Ordering::Relaxed), 1, "one poll of the driver");
+    }
+
+    #[test]
+    fn a_driver_keeps_the_error_its_connection_ended_with() {
+        // As tokio-postgres does: the connection's future ends with the cause, and the
+        // request it was serving sees only its reply channel closed.
+        let (reply, answer) = tokio::sync::oneshot::channel::<u32>();
+        let mut io = Driver::keeping_error(async move {
+            drop(reply);
+            Err::<(), _>("unexpected EOF")
+        });
+        assert_eq!(io.ended(), None);
+        let got = block_on(io.drive(answer));
+        assert!(got.is_err(), "the request fails");
+        assert_eq!(io.ended(), Some("unexpected EOF"));
+        let (reply, answer) = tokio::sync::oneshot::channel::<u32>();
+        let mut fine = Driver::keeping_error(async move {
+            let _ = reply.send(7);
+            Ok::<(), &str>(())
+        });
+        assert_eq!(block_on(fine.drive(answer)), Ok(7));
+        assert_eq!(fine.ended(), None, "a connection that ended cleanly has no cause");
     }
 
     #[test]

@@ -180,17 +180,20 @@ impl std::fmt::Display for PgError {
 /// dropped).
 async fn connect(s: &Settings) -> Result<Client, PgError> {
     let (client, connection) = connect_driven(s).await?;
-    tokio::spawn(connection);
+    // Outside sessions a lost connection fails the work in hand, which is reported.
+    tokio::spawn(async move { drop(connection.await) });
     Ok(client)
 }
 
 /// Opens a connection and returns its client and its I/O, which the caller drives (or
-/// spawns).
-async fn connect_driven(s: &Settings) -> Result<(Client, impl Future<Output = ()> + Send + 'static), PgError> {
+/// spawns). The I/O future ends with the connection's error: the server's reason for
+/// closing it, which the requests it fails do not carry (they say "connection closed").
+async fn connect_driven(
+    s: &Settings,
+) -> Result<(Client, impl Future<Output = Result<(), PgError>> + Send + 'static), PgError> {
     let config: Config = s.url.parse().map_err(PgError)?;
     let (client, connection) = config.connect(NoTls).await.map_err(PgError)?;
-    // Its error reaches the requests it fails.
-    Ok((client, async move { drop(connection.await) }))
+    Ok((client, async move { connection.await.map_err(PgError) }))
 }
 
 /// Runs `f` on a connection of its own, for work outside sessions (creating and
@@ -474,9 +477,13 @@ impl Connector for PgConnector {
     async fn connect(&self) -> Result<PgConn, PgError> {
         let s = &self.shared.settings;
         let (client, io) = connect_driven(s).await?;
-        let mut io = Driver::new(io);
+        let mut io = Driver::keeping_error(io);
         let st = io.drive(self.prepare(&client)).await?;
         Ok(PgConn { client, io, st })
+    }
+
+    fn ended(&self, conn: &PgConn) -> Option<String> {
+        conn.io.ended().map(str::to_string)
     }
 
     fn fault(&self, conn: &PgConn, e: &PgError) -> Fault {

@@ -13,7 +13,7 @@
 //! show each segment beside the merge.
 
 mod counts;
-mod decode;
+pub(crate) mod decode;
 mod figures;
 mod points;
 mod read;

@@ -2,9 +2,11 @@
 //! under `hdr/` and `timeline.tsv` as streams (an hour of intervals from many segments
 //! never sits in memory; see BENCHMARKS.md, "Merging segments").
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -50,9 +52,9 @@ pub struct Row {
     /// Repeat.
     pub repeat: usize,
     /// Phase.
-    pub phase: String,
+    pub phase: Arc<str>,
     /// Metric name.
-    pub metric: String,
+    pub metric: Arc<str>,
     /// Its value.
     pub value: f64,
     /// The interval's end, Unix seconds.
@@ -134,6 +136,8 @@ impl SegmentDir {
                 lines: None,
                 cols: [0; 8],
                 seq,
+                names: HashSet::new(),
+                fields: Vec::new(),
             });
         };
         let mut lines = NumberedLines::open(path)?;
@@ -162,6 +166,8 @@ impl SegmentDir {
             lines: Some(lines),
             cols,
             seq,
+            names: HashSet::new(),
+            fields: Vec::new(),
         })
     }
 }
@@ -223,6 +229,20 @@ pub struct Rows {
     lines: Option<NumberedLines>,
     cols: [usize; 8],
     seq: usize,
+    /// Phase and metric names seen, shared by the rows: a timeline repeats a few
+    /// dozen names over and over (a 16-segment, one-hour merge reads a million rows).
+    names: HashSet<Arc<str>>,
+    fields: Vec<(usize, usize)>,
+}
+
+/// `name`, shared with the earlier rows that had it.
+fn intern(names: &mut HashSet<Arc<str>>, name: &str) -> Arc<str> {
+    if let Some(known) = names.get(name) {
+        return Arc::clone(known);
+    }
+    let new: Arc<str> = Arc::from(name);
+    names.insert(Arc::clone(&new));
+    new
 }
 
 impl Iterator for Rows {
@@ -235,9 +255,16 @@ impl Iterator for Rows {
                 return Some(Err(e));
             }
             let line = lines.text();
-            let f: Vec<&str> = line.split('\t').collect();
+            // The fields' byte ranges, in a buffer kept from row to row.
+            self.fields.clear();
+            let mut at = 0;
+            for field in line.split('\t') {
+                self.fields.push((at, at + field.len()));
+                at += field.len() + 1;
+            }
+            let fields = &self.fields;
             let [seq, repeat, phase, metric, value, unix, interval, _] = self.cols;
-            let get = |i: usize| f.get(i).copied();
+            let get = |i: usize| fields.get(i).map(|&(a, b)| &line[a..b]);
             let num = |i: usize| get(i).and_then(|v| v.parse::<f64>().ok());
             let bad = || Some(Err(lines.damaged("damaged")));
             match num(seq) {
@@ -262,8 +289,8 @@ impl Iterator for Rows {
             };
             return Some(Ok(Row {
                 repeat: repeat as usize,
-                phase: phase.to_string(),
-                metric: metric.to_string(),
+                phase: intern(&mut self.names, phase),
+                metric: intern(&mut self.names, metric),
                 value,
                 unix_s,
                 interval_s,

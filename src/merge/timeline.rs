@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::iter::Peekable;
+use std::sync::Arc;
 
 use super::counts::{self, Counts};
 use super::decode::Decoder;
@@ -65,7 +66,7 @@ struct Bucket {
     start: f64,
     end: f64,
     /// Metric name, sum, and how many segments gave it, in first-seen order.
-    metrics: Vec<(String, f64, usize)>,
+    metrics: Vec<(Arc<str>, f64, usize)>,
     /// Per (operation kind, response time), the calls of the segments' intervals,
     /// recorded into `latency` once the bucket is whole.
     counts: Vec<((OpKind, bool), Counts)>,
@@ -192,6 +193,7 @@ pub(super) fn stream_point(
     // The totals' counts, made into histograms at the end.
     let mut merged: BTreeMap<TagKey, Counts> = BTreeMap::new();
     let mut service: Vec<Counts> = (0..segs.len()).map(|_| Counts::new()).collect();
+    let mut repeats: BTreeMap<(usize, OpKind, bool), Counts> = BTreeMap::new();
     loop {
         let mut next: Option<i64> = None;
         for s in sources.iter_mut() {
@@ -235,13 +237,8 @@ pub(super) fn stream_point(
                 }
                 if let Some(b) = &bounds[si] {
                     let repeat = b.iter().take_while(|&&bound| bound <= i.start_unix).count();
-                    dec.add_to(
-                        totals
-                            .repeats
-                            .entry((repeat, kind, response))
-                            .or_insert_with(new_histogram),
-                    )
-                    .map_err(at)?;
+                    dec.add_to_counts(repeats.entry((repeat, kind, response)).or_insert_with(Counts::new))
+                        .map_err(at)?;
                     if !response {
                         let count = totals.repeat_counts[si].entry((repeat, kind)).or_insert(0);
                         *count = count.saturating_add(n);
@@ -305,6 +302,10 @@ pub(super) fn stream_point(
         .map(|(tag, c)| (tag, c.into_histogram(values)))
         .collect();
     totals.service = service.into_iter().map(|c| c.into_histogram(values)).collect();
+    totals.repeats = repeats
+        .into_iter()
+        .map(|(key, c)| (key, c.into_histogram(values)))
+        .collect();
     Ok(totals)
 }
 
@@ -347,12 +348,12 @@ fn merged_metrics(b: &Bucket) -> Vec<(String, f64)> {
         .iter()
         .filter_map(|(name, sum, n)| {
             if sums(name) {
-                return Some((name.clone(), *sum));
+                return Some((name.to_string(), *sum));
             }
             if is_latency(name) {
-                return latency_metric(b, name).map(|v| (name.clone(), v));
+                return latency_metric(b, name).map(|v| (name.to_string(), v));
             }
-            Some((name.clone(), sum / *n as f64))
+            Some((name.to_string(), sum / *n as f64))
         })
         .collect()
 }

@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use base64::Engine as _;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+
+use crate::merge::decode::Decoder;
 
 use crate::plot::figure::to_nines;
 
@@ -41,7 +41,10 @@ impl Hlog {
             .map(parse_header)
             .unwrap_or_default();
         let mut tags: BTreeMap<String, Histogram<u64>> = BTreeMap::new();
-        let mut de = Deserializer::new();
+        // Each interval is added without a histogram of its own (the crate's
+        // deserializer allocates and zeroes a full one per interval): a merged one-hour
+        // log of 14,400 intervals is read in a fraction of the time.
+        let mut dec = Decoder::default();
         for (n, entry) in IntervalLogIterator::new(bytes).enumerate() {
             let interval = match entry {
                 Ok(LogEntry::Interval(i)) => i,
@@ -55,32 +58,20 @@ impl Hlog {
                     break;
                 }
             };
-            let decoded = base64::engine::general_purpose::STANDARD
-                .decode(interval.encoded_histogram())
-                .map_err(|e| e.to_string())
-                .and_then(|raw| {
-                    de.deserialize::<u64, _>(&mut raw.as_slice())
-                        .map_err(|e| format!("{e:?}"))
-                });
-            let h = match decoded {
-                Ok(h) => h,
-                Err(e) => {
-                    notes.push(format!(
-                        "{}: interval {} cannot be decoded ({e}); the intervals before it are used",
-                        path.display(),
-                        n + 1
-                    ));
-                    break;
-                }
-            };
-            let tag = interval.tag().map_or("run.all", |t| t.as_str()).to_string();
-            let slot = match tags.entry(tag) {
-                std::collections::btree_map::Entry::Occupied(o) => o.into_mut(),
-                std::collections::btree_map::Entry::Vacant(v) => {
-                    v.insert(Histogram::new(3).map_err(|e| format!("{e:?}"))?)
-                }
-            };
-            if slot.add(&h).is_err() {
+            if let Err(e) = dec.decode(interval.encoded_histogram()) {
+                notes.push(format!(
+                    "{}: interval {} cannot be decoded ({e}); the intervals before it are used",
+                    path.display(),
+                    n + 1
+                ));
+                break;
+            }
+            let tag = interval.tag().map_or("run.all", |t| t.as_str());
+            if !tags.contains_key(tag) {
+                tags.insert(tag.to_string(), Histogram::new(3).map_err(|e| format!("{e:?}"))?);
+            }
+            let slot = tags.get_mut(tag).expect("inserted above");
+            if dec.add_to(slot).is_err() {
                 notes.push(format!(
                     "{}: interval {} does not fit the merge; left out",
                     path.display(),

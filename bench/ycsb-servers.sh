@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# YCSB-A on every server engine beside RocksDB in-process: what the network and the
+# server cost (issue 18, item 5). bench/ycsb-a-60s.json is specs/ycsb-a.json (100k
+# records of 1000 bytes, then reads and updates half and half, scrambled zipfian) with
+# its run phase bounded to 60 s. Closed loop, 2 threads x 32 connections (in process:
+# 2 threads, nothing in flight to overlap), one run per
+# engine, each against a private server that scripts/servers starts for it alone and
+# stops afterwards, so no idle server shares the cores with the one measured. FerretDB
+# (the mongodb engine's test server) loads about 17 records/s on its SQLite backend,
+# so mongodb runs the same spec with 5k records (MONGODB_RECORDS), and RocksDB with
+# those too for its side.
+#
+# usage: bench/ycsb-servers.sh [ENGINE...]   (default: every server engine and rocksdb)
+# Prints one table row per run; keeps each run's report under $OUT (/var/tmp/ycsb-servers).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+kvmark=${KVMARK:-${CARGO_TARGET_DIR:-target}/release/kvmark}
+[ -x "$kvmark" ] || { echo "build first: cargo build --release (or set KVMARK)" >&2; exit 2; }
+out=${OUT:-/var/tmp/ycsb-servers}
+records=${MONGODB_RECORDS:-5000}
+engines=("$@")
+[ ${#engines[@]} -gt 0 ] || engines=(redis postgres mariadb myrocks mongodb etcd redis-cluster rocksdb rocksdb-small)
+export KVMARK_SERVERS_DIR=${KVMARK_SERVERS_DIR:-$(mktemp -d /tmp/ycsb-servers.XXXXXX)}
+trap 'scripts/servers stop >/dev/null 2>&1 || true' EXIT
+mkdir -p "$out"
+small="$out/ycsb-a-60s-${records}.json"
+sed "s/\"op_count\": 100000/\"op_count\": $records/" bench/ycsb-a-60s.json > "$small"
+
+# The server each engine runs on (none: in-process).
+server_of() {
+  case $1 in
+    myrocks) echo mariadb ;;
+    rocksdb | rocksdb-small) echo "" ;;
+    *) echo "$1" ;;
+  esac
+}
+
+printf '| engine | records | run ops/s | get p50 / p99 | put p50 / p99 | load put p50 / p99 | errors | load average |\n'
+printf '|---|---|---|---|---|---|---|---|\n'
+for e in "${engines[@]}"; do
+  spec=bench/ycsb-a-60s.json
+  n=100000
+  backend=$e
+  if [ "$e" = mongodb ] || [ "$e" = rocksdb-small ]; then spec=$small; n=$records; fi
+  [ "$e" = rocksdb-small ] && backend=rocksdb
+  server=$(server_of "$e")
+  if [ -n "$server" ]; then
+    eval "$(scripts/servers start "$server" | sed 's/^/export /')"
+  fi
+  data=$(mktemp -d /var/tmp/ycsb-servers-data.XXXXXX)
+  dir="$out/$e"
+  rm -rf "$dir"
+  # In process there are no requests in flight to overlap: one per thread.
+  opts=(--connections 32)
+  [ -z "$server" ] && opts=(--connections 1)
+  # FerretDB answers a put only after the writers ahead of it on SQLite's one lock.
+  [ "$e" = mongodb ] && opts+=(--engine-opt mongodb.timeout=60s)
+  status=0
+  "$kvmark" --backend "$backend" --threads 2 --probe none \
+    --data-dir "$data" --report-dir "$dir" "${opts[@]}" "$spec" > "$out/$e.log" 2>&1 || status=$?
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  rm -rf "$data"
+  [ -n "$server" ] && scripts/servers stop "$server" >/dev/null
+  python3 - "$e" "$n" "$status" "$load" "$dir"/*/results.json <<'EOF'
+import json, sys
+engine, records, status, load, path = sys.argv[1:6]
+point = json.load(open(path))["points"][0]
+phases = {ph["name"]: ph for ph in point["phases"]}
+def op(phase, name):
+    return next((o for o in phases[phase]["ops"] if o["op"] == name), None)
+def ns(v):
+    return f"{v / 1e6:.2f} ms" if v >= 1e6 else f"{v / 1e3:.2f} us"
+def lat(o):
+    return f"{ns(o['percentiles_ns']['p50'])} / {ns(o['percentiles_ns']['p99'])}" if o else "-"
+run = phases["run"]
+errors = sum(o["errors"] for ph in point["phases"] if ph["name"] != "all" for o in ph["ops"])
+ops = sum(o["count"] for o in run["ops"])
+print(f"| {engine} | {int(records):,} | {ops / run['wall_s']:,.0f} | {lat(op('run', 'get'))} | "
+      f"{lat(op('run', 'put'))} | {lat(op('load', 'put'))} | {errors} (exit {status}) | {load} |")
+EOF
+done
