@@ -490,6 +490,33 @@ fn segment_flags_are_checked() {
     );
 }
 
+/// Whether the Redis server of the launcher tests answers: false (said on stderr) when
+/// it is not there and servers are not required; a failure when they are.
+#[cfg(feature = "redis")]
+fn redis_ready() -> bool {
+    use kvmark::engine::storage::{Reach, reach, servers_required};
+    let info = kvmark::engine::find("redis").unwrap();
+    match reach(info, &kvmark::engine::EngineOptions::new(), servers_required()) {
+        Reach::Ready => true,
+        Reach::Skip(note) => {
+            eprintln!("{note}");
+            false
+        }
+        Reach::Fail(why) => panic!("{why}"),
+    }
+}
+
+/// The segment index each of `dirs` recorded (`run.scale.segment`).
+fn segment_indexes(dirs: &[PathBuf]) -> BTreeSet<u64> {
+    dirs.iter()
+        .map(|d| {
+            read_json(&d.join("results.json"))["run"]["scale"]["segment"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect()
+}
+
 /// The size of every launcher test's run (segment_keys.lua over 6 threads in all).
 const SEGMENT_BENCH: [&str; 8] = ["--ops", "6000", "--items", "300", "--seed", "3", "--timeline", "0.1"];
 
@@ -514,12 +541,8 @@ fn mpirun() -> Option<PathBuf> {
 #[cfg(feature = "redis")]
 #[test]
 fn mpirun_starts_three_segments_against_redis_and_they_merge_exactly() {
-    use kvmark::engine::storage::{Reach, reach, servers_required};
-    let info = kvmark::engine::find("redis").unwrap();
-    match reach(info, &kvmark::engine::EngineOptions::new(), servers_required()) {
-        Reach::Ready => {}
-        Reach::Skip(note) => return eprintln!("{note}"),
-        Reach::Fail(why) => panic!("{why}"),
+    if !redis_ready() {
+        return;
     }
     let Some(mpirun) = mpirun() else { return };
     let d = tempfile::tempdir().unwrap();
@@ -552,14 +575,7 @@ fn mpirun_starts_three_segments_against_redis_and_they_merge_exactly() {
     ok(&o);
     let dirs = report_dirs(&parent);
     assert_eq!(dirs.len(), 3, "one report directory per segment");
-    let indexes: BTreeSet<u64> = dirs
-        .iter()
-        .map(|d| {
-            read_json(&d.join("results.json"))["run"]["scale"]["segment"]
-                .as_u64()
-                .unwrap()
-        })
-        .collect();
+    let indexes = segment_indexes(&dirs);
     assert_eq!(indexes, BTreeSet::from([0, 1, 2]), "mpirun's ranks are the segments");
     let merged = merge_and_check(&dirs, &d.path().join("merged"));
     assert_eq!(merged["points"][0]["threads"].as_u64(), Some(6));
@@ -983,4 +999,106 @@ fn the_ssh_and_pdsh_recipes_run_segments_on_hosts_and_merge_them() {
         .expect("run pdsh");
     ok(&o);
     check_recipe_merge(&report_dirs(&shared), &d.path().join("pdsh-merged"));
+}
+
+/// A private single-node Slurm (`scripts/private-slurm`): its own munged, slurmctld and
+/// slurmd on loopback ports, all files in one directory. Stopped on drop.
+struct PrivateSlurm {
+    dir: PathBuf,
+    /// Its slurm.conf, for SLURM_CONF.
+    conf: PathBuf,
+}
+
+impl PrivateSlurm {
+    /// None (said on stderr) where Slurm cannot run here: not installed (a failure when
+    /// servers are required), or not root (Slurm's daemons run as root to start tasks).
+    fn start(dir: &Path) -> Option<PrivateSlurm> {
+        let installed = Command::new("sh")
+            .args(["-c", "command -v slurmctld && command -v slurmd && command -v munged"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !installed {
+            let why = "Slurm is not installed (scripts/setup installs slurm-wlm and munge)";
+            assert!(!kvmark::engine::storage::servers_required(), "{why}");
+            eprintln!("skipped: {why}");
+            return None;
+        }
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: a private Slurm needs root (its daemons start tasks as their user)");
+            return None;
+        }
+        let o = Command::new(root().join("scripts/private-slurm"))
+            .arg("start")
+            .arg(dir)
+            .output()
+            .expect("run scripts/private-slurm");
+        let slurm = PrivateSlurm {
+            dir: dir.to_path_buf(),
+            conf: dir.join("slurm.conf"),
+        };
+        ok(&o);
+        Some(slurm)
+    }
+}
+
+impl Drop for PrivateSlurm {
+    fn drop(&mut self) {
+        let _ = Command::new(root().join("scripts/private-slurm"))
+            .arg("stop")
+            .arg(&self.dir)
+            .output();
+    }
+}
+
+#[cfg(feature = "redis")]
+#[test]
+fn the_slurm_batch_script_runs_three_segments_and_merges_them() {
+    if !redis_ready() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let Some(slurm) = PrivateSlurm::start(&d.path().join("slurm")) else {
+        return;
+    };
+    let url = std::env::var("KVMARK_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_string());
+    let results = d.path().join("results");
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_kvmark")).parent().unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    // The batch script as a user submits it; --chdir and --output keep the job's own
+    // output file out of the repository.
+    let o = Command::new("timeout")
+        .args(["300", "sbatch", "--wait", "--nodes=1", "--ntasks=3", "--chdir"])
+        .arg(d.path())
+        .arg("--output")
+        .arg(d.path().join("job.out"))
+        .arg(root().join("deploy/slurm/kvmark.sbatch"))
+        .arg(bundled("null.lua"))
+        .env("SLURM_CONF", &slurm.conf)
+        .env("PATH", &path)
+        .env("REDIS_URL", &url)
+        .env("RESULTS", &results)
+        .env("THREADS", "2")
+        .env("SECS", "2")
+        .env("START_DELAY", "4")
+        .output()
+        .expect("run sbatch");
+    let job = std::fs::read_to_string(d.path().join("job.out")).unwrap_or_default();
+    assert!(
+        o.status.success(),
+        "sbatch: {}\njob output:\n{job}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let dirs = report_dirs(&results.join("segments"));
+    assert_eq!(dirs.len(), 3, "one report directory per task: {dirs:?}\n{job}");
+    let indexes = segment_indexes(&dirs);
+    assert_eq!(indexes, BTreeSet::from([0, 1, 2]), "SLURM_PROCID is the segment");
+    // The script's own merge, and an independent one that checks it is exact.
+    let theirs = read_json(&results.join("merged/results.json"));
+    let merged = merge_and_check(&dirs, &d.path().join("merged"));
+    assert_eq!(merged["points"][0]["threads"].as_u64(), Some(6));
+    assert_eq!(
+        theirs["points"][0]["repeats"][0]["units"],
+        merged["points"][0]["repeats"][0]["units"]
+    );
 }
