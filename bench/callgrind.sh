@@ -17,6 +17,8 @@
 #   rocksdb  bench/workloads/readrandom.lua on RocksDB: one get of a random present key
 #            per unit, on a store of ITEMS (20000) keys of 4 KiB
 #   bare     the same gets from the bare Rust loop (benches/rocksdb_overhead.rs, BARE)
+#   rocksdb-fill, bare-fill  bench/workloads/fillrandom.lua and the bare loop's fill: one
+#            put of a random key and a 4 KiB value per unit, into an empty store
 #
 # usage: bench/callgrind.sh [RUNS] [LONG] [SHORT] [PATHS...]
 #   RUNS rounds (default 3) of LONG (1200000) minus SHORT (200000) units, for each of
@@ -30,7 +32,7 @@ paths=("$@"); [ ${#paths[@]} -gt 0 ] || paths=(null paced spec oplog)
 kvmark=${KVMARK:-${CARGO_TARGET_DIR:-target}/release/kvmark}
 items=${ITEMS:-20000}
 bare=${BARE:-$(ls -t "${CARGO_TARGET_DIR:-target}"/release/deps/rocksdb_overhead-* 2>/dev/null | grep -v '\.d$' | head -1)}
-case " ${paths[*]} " in *" bare "*) [ -x "${bare:-}" ] ||
+case " ${paths[*]} " in *" bare "* | *" bare-fill "*) [ -x "${bare:-}" ] ||
   { echo "build the bare loop first: cargo bench --bench rocksdb_overhead --no-run (or set BARE)" >&2; exit 2; } ;; esac
 [ -x "$kvmark" ] || { echo "build first: cargo build --release (or set KVMARK)" >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "needs valgrind (scripts/setup installs it)" >&2; exit 2; }
@@ -58,7 +60,10 @@ ir() {
     rocksdb) cmd+=(--backend rocksdb --data-dir "$out/db" --items "$items" --ops "$n" --settle
                    bench/workloads/readrandom.lua) ;;
     bare) bin=$bare cmd=(read --dir "$out/db" --items "$items" --ops "$n" --threads 1 --settle) ;;
-    *) echo "unknown path $path: give null, paced, spec, oplog, rocksdb or bare" >&2; exit 2 ;;
+    rocksdb-fill) cmd+=(--backend rocksdb --data-dir "$out/db" --items "$items" --ops "$n"
+                        bench/workloads/fillrandom.lua) ;;
+    bare-fill) bin=$bare cmd=(fill --dir "$out/db" --items "$items" --ops "$n" --threads 1) ;;
+    *) echo "unknown path $path: give null, paced, spec, oplog, rocksdb, bare, rocksdb-fill or bare-fill" >&2; exit 2 ;;
   esac
   rm -rf "$out/db"; mkdir "$out/db"
   valgrind --tool=callgrind --callgrind-out-file="$cg" "$bin" "${cmd[@]}" >/dev/null 2>"$out/log"

@@ -3,7 +3,8 @@
 # kvmark (bench/workloads/*.lua) and by a bare Rust loop over the same crate with the
 # same options, keys and values (benches/rocksdb_overhead.rs); then read-random as a
 # declarative spec (bench/workloads/readrandom.json: keys rendered in Rust, no Lua),
-# against the bare loop running the very operations `kvmark gen` writes for that spec.
+# against the bare loop running the very operations `kvmark gen` writes for that spec;
+# and (mode oplog) that log itself replayed by `kvmark replay` against the same bare loop.
 # Both sides wait for RocksDB's flushes and compactions after the seed (kvmark
 # --settle), so the timed phase does not share the 2 cores with the seed's compaction.
 # Each round runs the two sides back to back on fresh stores and records kvmark / bare;
@@ -13,7 +14,7 @@
 # usage: bench/rocksdb-overhead.sh DATA_DIR [ROUNDS] [OPS] [ITEMS] [MODES]
 #   DATA_DIR must be on the disk to benchmark (not tmpfs). OPS puts fill an empty store;
 #   read-random runs 4 x OPS gets (they are faster) on a store seeded with ITEMS keys.
-#   MODES: a space-separated subset of "fill read spec" (default all three).
+#   MODES: a space-separated subset of "fill read spec oplog" (default "fill read spec").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 data=${1:?usage: bench/rocksdb-overhead.sh DATA_DIR [ROUNDS] [OPS] [ITEMS]}
@@ -32,12 +33,13 @@ spec=$(mktemp --suffix .json); log="$data/rocksdb-overhead-$$.ops"
 trap 'rm -f "$spec" "$log"' EXIT
 sed -e "s/\"op_count\": 200000/\"op_count\": $items/" -e "s/\"op_count\": 800000/\"op_count\": $((ops * 4))/" \
   bench/workloads/readrandom.json > "$spec"
-case " $modes " in *" spec "*) "$kvmark" gen "$spec" -o "$log" ;; esac
+case " $modes " in *" spec "* | *" oplog "*) "$kvmark" gen "$spec" -o "$log" ;; esac
 
 for mode in $modes; do
-  case $mode in fill|read|spec) ;; *) echo "unknown mode $mode: give fill, read or spec" >&2; exit 2 ;; esac
+  case $mode in fill|read|spec|oplog) ;; *) echo "unknown mode $mode: give fill, read, spec or oplog" >&2; exit 2 ;; esac
   wl=bench/workloads/${mode}random.lua; label=${mode}random
   [ "$mode" = spec ] && label=readrandom-spec
+  [ "$mode" = oplog ] && label=readrandom-oplog
   n=$ops; [ "$mode" = fill ] || n=$((ops * 4))
   for threads in 1 2; do
     ratios=()
@@ -47,7 +49,7 @@ for mode in $modes; do
       # write-back.
       run_bare() {
         sync; sleep 1
-        if [ "$mode" = spec ]; then
+        if [ "$mode" = spec ] || [ "$mode" = oplog ]; then
           # The spec's load group puts one key at a time.
           b=$("$bare" read --dir "$data" --threads "$threads" --seed-batch 1 --oplog "$log" --settle | sed -n 's/.*ops\/s=//p')
         else
@@ -56,11 +58,13 @@ for mode in $modes; do
       }
       run_kvmark() {
         sync; sleep 1
-        if [ "$mode" = spec ]; then
+        if [ "$mode" = spec ] || [ "$mode" = oplog ]; then
           # The read phase's throughput, from the tsv row of its gets (columns by name).
           # awk reads to the end: quitting early would make kvmark's later rows fail
           # with a broken pipe, and the run with them.
-          k=$("$kvmark" --backend rocksdb --data-dir "$data" --threads "$threads" --settle --report tsv "$spec" |
+          local input=$spec
+          [ "$mode" = oplog ] && input=$log
+          k=$("$kvmark" --backend rocksdb --data-dir "$data" --threads "$threads" --settle --report tsv "$input" |
             awk -F'\t' 'NR == 1 {for (i = 1; i <= NF; i++) col[$i] = i; next}
               !done && $col["phase"] == "read" && $col["op"] == "get" {print $col["wu_per_s"]; done = 1}')
         else
