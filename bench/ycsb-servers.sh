@@ -61,10 +61,21 @@ for e in "${engines[@]}"; do
   load=$(cut -d' ' -f1 /proc/loadavg)
   rm -rf "$data"
   [ -n "$server" ] && scripts/servers stop "$server" >/dev/null
-  python3 - "$e" "$n" "$status" "$load" "$dir"/*/results.json <<'EOF'
+  results=$(ls "$dir"/*/results.json 2>/dev/null | head -1)
+  if [ -z "$results" ]; then
+    # The run wrote no report: say so in its row and go on to the next engine.
+    printf '| %s | %s | no report (exit %s; see %s) | | | | | %s |\n' "$e" "$n" "$status" "$out/$e.log" "$load"
+    continue
+  fi
+  python3 - "$e" "$n" "$status" "$load" "$results" <<'EOF'
 import json, sys
 engine, records, status, load, path = sys.argv[1:6]
-point = json.load(open(path))["points"][0]
+points = json.load(open(path))["points"]
+if not points:
+    # Stopped before its point ended (results.json says "complete": false).
+    print(f"| {engine} | {int(records):,} | no finished point (exit {status}) | | | | | {load} |")
+    sys.exit(0)
+point = points[0]
 phases = {ph["name"]: ph for ph in point["phases"]}
 def op(phase, name):
     return next((o for o in phases[phase]["ops"] if o["op"] == name), None)
