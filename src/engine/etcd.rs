@@ -84,6 +84,7 @@ static SERVER: ServerKind = ServerKind {
         admin(&s, "probe", async |c| c.status().await.map(drop)).map_err(|e| e.message)
     },
     remove,
+    pipeline: false,
 };
 
 #[derive(Debug, Clone)]

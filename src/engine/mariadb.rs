@@ -215,6 +215,7 @@ static INNODB_SERVER: ServerKind = ServerKind {
     address: |o| address(&INNODB, o),
     probe: |o| probe(&INNODB, o),
     remove: |o, name| remove(&INNODB, o, name),
+    pipeline: false,
 };
 
 static MYROCKS_SERVER: ServerKind = ServerKind {
@@ -222,6 +223,7 @@ static MYROCKS_SERVER: ServerKind = ServerKind {
     address: |o| address(&MYROCKS, o),
     probe: |o| probe(&MYROCKS, o),
     remove: |o, name| remove(&MYROCKS, o, name),
+    pipeline: false,
 };
 
 #[derive(Debug, Clone)]

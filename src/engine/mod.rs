@@ -22,6 +22,7 @@ mod inplace;
 pub mod knobs;
 pub mod net;
 pub mod options;
+pub mod pipeline;
 mod readbuf;
 pub mod sim;
 pub mod skiplist;
@@ -85,6 +86,7 @@ use std::sync::Arc;
 
 pub use knobs::{KnobDef, KnobSet, KnobTable, KnobValue};
 pub use options::{EngineOptions, OptionError, OptionOrigins};
+pub use pipeline::Pipeline;
 pub use readbuf::ReadBuf;
 pub use storage::{ServerKind, StorageKind, StorePlace};
 
@@ -433,6 +435,15 @@ pub trait Store: Send + Sync {
     /// A handle for one worker thread.
     fn session(&self) -> EngineResult<Box<dyn Session>>;
 
+    /// A handle for one session of a pipeline group (`--pipeline N`): it shares one
+    /// connection with the group's other sessions. Only engines whose server kind says
+    /// `pipeline` implement it; the plan refuses `--pipeline` above 1 for the others.
+    fn pipelined_session(&self, _group: &Pipeline) -> EngineResult<Box<dyn Session>> {
+        Err(EngineError::other(
+            "this engine cannot pipeline requests; run it with --pipeline 1",
+        ))
+    }
+
     /// Engine internals as name/value pairs, for the timeline. Every metric the
     /// engine reports, even when it stays flat.
     fn stats(&self) -> Vec<(String, f64)> {
@@ -569,6 +580,12 @@ impl Limits {
 }
 
 impl EngineInfo {
+    /// Whether this engine's sessions can share a connection several requests deep
+    /// (`--pipeline` above 1).
+    pub fn pipelines(&self) -> bool {
+        matches!(self.storage, StorageKind::Server(kind) if kind.pipeline)
+    }
+
     /// Checks options without opening anything ([`KnobSet::validate`]).
     pub fn validate(&self, options: &EngineOptions) -> Result<(), OptionError> {
         self.knobs.validate(options)

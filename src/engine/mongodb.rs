@@ -118,6 +118,7 @@ static SERVER: ServerKind = ServerKind {
         admin(&s, "probe", async |_| Ok(())).map_err(|e| e.message)
     },
     remove,
+    pipeline: false,
 };
 
 #[derive(Debug, Clone)]

@@ -74,6 +74,7 @@ static SERVER: ServerKind = ServerKind {
         admin(&s, "probe", async |c| c.simple_query("SELECT 1").await.map(drop)).map_err(|e| e.message)
     },
     remove,
+    pipeline: false,
 };
 
 #[derive(Debug, Clone)]

@@ -97,6 +97,7 @@ static SERVER: ServerKind = ServerKind {
     address: |o| net::mask_password(&settings_or_default(&KNOBS, o, start_single).url).into_owned(),
     probe: |o| probe(&KNOBS, o),
     remove: |o, name| remove(&KNOBS, o, name),
+    pipeline: true,
 };
 
 static CLUSTER_SERVER: ServerKind = ServerKind {
@@ -104,6 +105,7 @@ static CLUSTER_SERVER: ServerKind = ServerKind {
     address: |o| net::mask_password(&settings_or_default(&CLUSTER_KNOBS, o, start_cluster).url).into_owned(),
     probe: |o| probe(&CLUSTER_KNOBS, o),
     remove: |o, name| remove(&CLUSTER_KNOBS, o, name),
+    pipeline: false,
 };
 
 #[derive(Debug, Clone)]

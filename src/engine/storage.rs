@@ -135,6 +135,10 @@ pub struct ServerKind {
     /// Removes namespace `name` and everything in it. Called after the store closed
     /// (or failed to open), unless `--keep-data`.
     pub remove: fn(&EngineOptions, &str) -> EngineResult<()>,
+    /// Whether a connection of this server's sessions can carry several requests at
+    /// once (`--pipeline N`: the N sessions of a pipeline group share one connection,
+    /// see [`crate::engine::Pipeline`]).
+    pub pipeline: bool,
 }
 
 /// Where one store lives: made for each store by the run (or a test), by the engine's
@@ -275,6 +279,7 @@ mod tests {
         address: |_| "toy://127.0.0.1:1".to_string(),
         probe: |_| Err("connection refused".to_string()),
         remove: |_, _| Ok(()),
+        pipeline: false,
     };
     static UP: ServerKind = ServerKind {
         probe: |_| Ok(()),

@@ -89,6 +89,7 @@ impl Runner<'_> {
             params: &self.plan.params,
             threads,
             connections,
+            pipeline: 1,
             batch,
             sweep,
             clock: self.clock,

@@ -157,6 +157,7 @@ mod tests {
             SERVER.lock().unwrap().remove(name);
             Ok(())
         },
+        pipeline: false,
     };
 
     /// A server engine: its store is a skip list, its namespace an entry on `SERVER`.

@@ -35,7 +35,7 @@ use super::bulk::steps::Slot;
 pub use super::live::{Live, Mailbox, Piece};
 use super::sampler::{Sampler, SamplerCtx};
 use super::segment::Segment;
-use crate::engine::{EngineInfo, Store, inflight};
+use crate::engine::{EngineInfo, Pipeline, Store, inflight};
 use crate::kv::ValueSizes;
 use crate::kv::pace::PaceSpec;
 use crate::metrics::Recorder;
@@ -56,6 +56,10 @@ pub struct Crew<'a> {
     /// Connections per thread: each is a worker with its own program and session
     /// (see [`crate::engine::inflight`]); 1 runs each thread's worker on the thread.
     pub connections: usize,
+    /// Requests in flight on each connection (`--pipeline`): each connection is a
+    /// group of this many workers sharing one server connection (see
+    /// [`crate::engine::pipeline`]); 1 gives each worker a connection of its own.
+    pub pipeline: usize,
     /// Batch size for ctx.batch.
     pub batch: usize,
     /// The workload sweep value for ctx.
@@ -85,10 +89,16 @@ pub struct Crew<'a> {
 }
 
 impl Crew<'_> {
-    /// The crew's workers: one per connection of each thread. Budgets, schedules and
-    /// the workload's ctx.thread / ctx.threads are shared out over workers.
+    /// The crew's workers: one per pipeline slot of each connection of each thread.
+    /// Budgets, schedules and the workload's ctx.thread / ctx.threads are shared out
+    /// over workers.
     pub fn workers(&self) -> usize {
-        self.threads * self.connections.max(1)
+        self.threads * self.per_thread()
+    }
+
+    /// Workers on each thread: its connections times their pipeline depth.
+    fn per_thread(&self) -> usize {
+        self.connections.max(1) * self.pipeline.max(1)
     }
 
     /// Workers of the whole run (every segment's): what shares are taken of.
@@ -234,7 +244,8 @@ pub fn run(crew: &Crew<'_>, steps: &[Step], monitor: &mut dyn Monitor) -> CrewOu
         };
         let mut threads = Vec::with_capacity(crew.threads + 1);
         let mut failed = None;
-        let connections = crew.connections.max(1);
+        let per_thread = crew.per_thread();
+        let depth = crew.pipeline.max(1);
         for t in 0..crew.threads {
             let tx = tx.clone();
             let ctx = &ctx;
@@ -243,16 +254,23 @@ pub fn run(crew: &Crew<'_>, steps: &[Step], monitor: &mut dyn Monitor) -> CrewOu
                 if let Err(e) = crate::run::pin::pin_worker(t) {
                     eprintln!("kvmark: warning: {e}; this thread runs unpinned");
                 }
-                if connections == 1 {
-                    return worker::worker(ctx, t, tx);
+                if per_thread == 1 {
+                    return worker::worker(ctx, t, tx, None);
                 }
-                // Workers t*C .. t*C+C-1 share this thread as its connections.
-                let run =
-                    inflight::run_connections(connections, |c| worker::worker(ctx, t * connections + c, tx.clone()));
+                // Workers t*W .. t*W+W-1 share this thread; with a pipeline, each run of
+                // `depth` of them shares one connection (a group).
+                let groups: Vec<_> = match depth {
+                    1 => Vec::new(),
+                    _ => (0..per_thread / depth).map(|_| Pipeline::new(depth)).collect(),
+                };
+                let run = inflight::run_connections(per_thread, |c| {
+                    let group = groups.get(c / depth).map(|g| &**g);
+                    worker::worker(ctx, t * per_thread + c, tx.clone(), group)
+                });
                 if let Err(e) = run {
                     // Every worker of this thread that did not start reports the
                     // failure, so the lead is not left waiting for them.
-                    for _ in 0..connections {
+                    for _ in 0..per_thread {
                         let _ = tx.send(Msg::Ready(Err(format!(
                             "cannot start the connections of thread {t}: {e}"
                         ))));
@@ -387,6 +405,7 @@ mod tests {
                 params: &params,
                 threads: 3,
                 connections: 1,
+                pipeline: 1,
                 batch: 1,
                 sweep: None,
                 clock: &clock,

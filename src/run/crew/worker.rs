@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use super::{Ctx, Msg, Ran, Release, Step};
-use crate::engine::inflight;
+use crate::engine::{Pipeline, inflight};
 use crate::kv::Kv;
 use crate::kv::pace::StopSignal;
 use crate::metrics::Recorder;
@@ -31,8 +31,9 @@ struct Seat<'c, 'a> {
     iter: u64,
 }
 
-/// One worker thread: builds its program, then runs each released step.
-pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>) {
+/// One worker: builds its program, then runs each released step. A worker of a
+/// pipeline group opens its session on the group's shared connection.
+pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>, group: Option<&Pipeline>) {
     let (crew, steps, gate, live) = (ctx.crew, ctx.steps, &ctx.gate, &ctx.live);
     let stop_before = &ctx.stop_before;
     // A panic here must not leave the other threads waiting for this one.
@@ -46,9 +47,11 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>) {
     if paced && let Err(e) = crate::clock::precise_sleeps() {
         eprintln!("kvmark: warning: cannot set timer slack ({e}); paced waits may overshoot by about 50 us");
     }
-    let ready = crew
-        .store
-        .session()
+    let session = match group {
+        Some(group) => crew.store.pipelined_session(group),
+        None => crew.store.session(),
+    };
+    let ready = session
         .map_err(|e| format!("cannot open a session on the store: {e}"))
         .and_then(|session| {
             let mut kv = Kv::new(session, crew.clock.clone(), Arc::clone(crew.abort));

@@ -137,6 +137,7 @@ impl CellRun<'_> {
             params,
             threads: self.cell.threads,
             connections: self.cell.connections,
+            pipeline: 1,
             batch: self.cell.batch,
             sweep: self.cell.sweep.clone(),
             clock: self.r.clock,
