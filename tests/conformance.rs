@@ -12,6 +12,10 @@
 //! `del_reports_existence` says so (and must then be right), batches are checked for
 //! all-or-nothing visibility only where `atomic_batches` promises it, and concurrent
 //! appends are checked for lost updates only where the append method is atomic.
+//!
+//! An engine that pipelines (`--pipeline`, `EngineInfo::pipelines`) runs the suite
+//! twice: with sessions of their own, and with every session of a store in one
+//! pipeline group sharing a connection.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -19,8 +23,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use kvmark::engine::storage::{Reach, fresh_namespace, reach, servers_required};
 use kvmark::engine::{
-    AppendMethod, Appended, EngineInfo, EngineOptions, EngineResult, ErrorKind, Existed, OpenRequest, ReadBuf, Rows,
-    Session, StorageKind, Store, StorePlace, Values,
+    AppendMethod, Appended, EngineInfo, EngineOptions, EngineResult, ErrorKind, Existed, OpenRequest, Pipeline,
+    ReadBuf, Rows, Session, StorageKind, Store, StorePlace, Values,
 };
 use tempfile::TempDir;
 
@@ -47,6 +51,21 @@ fn contract_options(info: &EngineInfo) -> EngineOptions {
     info.knobs.contract()
 }
 
+/// How deep the pipeline group of a pipelined run of the suite is.
+const PIPELINE_DEPTH: usize = 4;
+
+/// Every engine of [`registry`], and a second time as a pipeline group where it
+/// pipelines: `Some(depth)`.
+fn variants() -> Vec<(&'static EngineInfo, Option<usize>)> {
+    registry()
+        .into_iter()
+        .flat_map(|info| {
+            let piped = info.pipelines().then_some((info, Some(PIPELINE_DEPTH)));
+            std::iter::once((info, None)).chain(piped)
+        })
+        .collect()
+}
+
 /// A fresh place for a store of `info`, and the temporary directory behind it.
 fn fresh_place(info: &EngineInfo) -> (StorePlace, Option<TempDir>) {
     match info.storage {
@@ -62,36 +81,58 @@ fn fresh_place(info: &EngineInfo) -> (StorePlace, Option<TempDir>) {
 /// One open store of one engine, in its own place (directory or namespace).
 struct Fixture {
     info: &'static EngineInfo,
+    /// The engine's name, and the pipeline's depth when its sessions share one.
+    label: &'static str,
+    /// The group every session of the store joins, for a pipelined run.
+    group: Option<Arc<Pipeline>>,
     store: Option<Box<dyn Store>>,
     place: StorePlace,
     _dir: Option<TempDir>,
     /// The value cap appends must respect (None: no cap).
     cap: Option<u64>,
+    /// What the store opens with: the contract's opt-ins unless a test says otherwise.
+    options: EngineOptions,
 }
 
 impl Fixture {
-    fn open(info: &'static EngineInfo) -> Fixture {
-        Fixture::open_capped(info, None)
+    fn open(info: &'static EngineInfo, pipeline: Option<usize>) -> Fixture {
+        Fixture::open_capped(info, pipeline, None)
     }
 
-    fn open_capped(info: &'static EngineInfo, cap: Option<u64>) -> Fixture {
+    fn open_capped(info: &'static EngineInfo, pipeline: Option<usize>, cap: Option<u64>) -> Fixture {
+        Fixture::open_with(info, pipeline, cap, contract_options(info))
+    }
+
+    fn open_with(
+        info: &'static EngineInfo,
+        pipeline: Option<usize>,
+        cap: Option<u64>,
+        options: EngineOptions,
+    ) -> Fixture {
         let (place, dir) = fresh_place(info);
+        let label = match pipeline {
+            // Leaked once per pipelined fixture: failure messages take a &'static str.
+            Some(depth) => &*Box::leak(format!("{} (--pipeline {depth})", info.name).into_boxed_str()),
+            None => info.name,
+        };
         let mut fx = Fixture {
             info,
+            label,
+            group: pipeline.map(Pipeline::new),
             store: None,
             place,
             _dir: dir,
             cap,
+            options,
         };
         fx.store = Some(fx.open_store());
         fx
     }
 
     fn open_store(&self) -> Box<dyn Store> {
-        let options = contract_options(self.info);
         let req = OpenRequest {
             max_value_bytes: self.cap,
-            ..OpenRequest::new(self.place.clone(), &options)
+            ..OpenRequest::new(self.place.clone(), &self.options)
         };
         match (self.info.open)(&req) {
             Ok(s) => s,
@@ -100,7 +141,7 @@ impl Fixture {
     }
 
     fn name(&self) -> &'static str {
-        self.info.name
+        self.label
     }
 
     fn store(&self) -> &dyn Store {
@@ -108,7 +149,11 @@ impl Fixture {
     }
 
     fn session(&self) -> Box<dyn Session> {
-        match self.store().session() {
+        let session = match &self.group {
+            Some(group) => self.store().pipelined_session(group),
+            None => self.store().session(),
+        };
+        match session {
             Ok(s) => s,
             Err(e) => panic!("{}: session failed: {e}", self.name()),
         }
@@ -137,7 +182,7 @@ impl Drop for Fixture {
             if let Some(store) = self.store.take() {
                 let _ = store.close();
             }
-            if let Err(e) = (server.remove)(&contract_options(self.info), name)
+            if let Err(e) = (server.remove)(&self.options, name)
                 && !std::thread::panicking()
             {
                 panic!("{}: removing namespace {name} failed: {e}", self.info.name);
@@ -148,8 +193,8 @@ impl Drop for Fixture {
 
 /// Runs `test` against a fresh store of every engine, then closes the store.
 fn each_engine(test: impl Fn(&mut Fixture)) {
-    for info in registry() {
-        let mut fx = Fixture::open(info);
+    for (info, pipeline) in variants() {
+        let mut fx = Fixture::open(info, pipeline);
         test(&mut fx);
         fx.close_store();
     }
@@ -515,8 +560,8 @@ fn mput_and_mdel_apply_every_key() {
 fn batches_become_visible_as_a_unit() {
     const KEYS: usize = 8;
     const ROUNDS: u32 = 300;
-    for info in registry().into_iter().filter(|e| e.atomic_batches) {
-        let mut fx = Fixture::open(info);
+    for (info, pipeline) in variants().into_iter().filter(|(e, _)| e.atomic_batches) {
+        let mut fx = Fixture::open(info, pipeline);
         let n = fx.name();
         let done = Arc::new(AtomicBool::new(false));
         let names: Vec<Vec<u8>> = (0..KEYS).map(|i| format!("b{i}").into_bytes()).collect();
@@ -635,8 +680,8 @@ fn append_grows_values() {
 #[test]
 fn appends_grow_by_exactly_their_bytes_and_respect_the_value_cap() {
     const CAP: u64 = 1000;
-    for info in registry() {
-        let mut fx = Fixture::open_capped(info, Some(CAP));
+    for (info, pipeline) in variants() {
+        let mut fx = Fixture::open_capped(info, pipeline, Some(CAP));
         let n = fx.name();
         let mut s = fx.session();
         let native = info.append == AppendMethod::NativeMerge;
@@ -679,11 +724,11 @@ fn appends_grow_by_exactly_their_bytes_and_respect_the_value_cap() {
 #[test]
 fn concurrent_appends_lose_nothing_where_append_is_atomic() {
     const THREADS: usize = 4;
-    for info in registry().into_iter().filter(|e| e.append.atomic()) {
+    for (info, pipeline) in variants().into_iter().filter(|(e, _)| e.append.atomic()) {
         // In-memory appends are fast enough to contend hard; persistent engines may
         // sync every commit, so they get fewer.
         let each = if info.storage.in_memory() { 5000 } else { 40 };
-        let mut fx = Fixture::open(info);
+        let mut fx = Fixture::open(info, pipeline);
         let n = fx.name();
         std::thread::scope(|scope| {
             for t in 0..THREADS {
@@ -810,10 +855,91 @@ fn concurrent_writers_lose_no_acknowledged_write() {
     });
 }
 
+/// Point verbs and batches with the engine's default options, for the engines that
+/// pipeline: without the contract's opt-ins a server engine may take a leaner path
+/// (Redis without its index encodes these verbs itself), which must keep the same
+/// contract, with sessions of their own and in a pipeline group.
+#[test]
+fn point_verbs_and_batches_keep_the_contract_with_default_options() {
+    for (info, pipeline) in variants().into_iter().filter(|(e, _)| e.pipelines()) {
+        let mut fx = Fixture::open_with(info, pipeline, None, EngineOptions::new());
+        let n = fx.name();
+        let mut s = fx.session();
+        let mut t = fx.session();
+        assert_eq!(get(&fx, &mut *s, b"k"), None, "{n}: a missing key");
+        put(&fx, &mut *s, b"k", b"first");
+        put(&fx, &mut *s, b"k", b"second");
+        assert_eq!(
+            get(&fx, &mut *t, b"k"),
+            Some(b"second".to_vec()),
+            "{n}: another session reads"
+        );
+        assert_eq!(ok(n, "del", || t.del(b"k")), Existed::Yes, "{n}: del of a present key");
+        assert_eq!(ok(n, "del", || s.del(b"k")), Existed::No, "{n}: del again");
+        assert_eq!(get(&fx, &mut *s, b"k"), None, "{n}: a deleted key");
+        let owned: Vec<(Vec<u8>, Vec<u8>)> = (0..50).map(|i| (key(i), val(i))).collect();
+        let pairs: Vec<(&[u8], &[u8])> = owned.iter().map(|(k, v)| (&k[..], &v[..])).collect();
+        ok(n, "mput", || s.mput(&pairs));
+        let asked: Vec<Vec<u8>> = vec![key(7), b"nope".to_vec(), key(0), key(49), key(7)];
+        let asked: Vec<&[u8]> = asked.iter().map(|k| &k[..]).collect();
+        let mut out = Values::default();
+        ok(n, "mget", || t.mget(&asked, &mut out));
+        let got: Vec<Option<Vec<u8>>> = (0..out.len()).map(|i| out.get(i).map(<[u8]>::to_vec)).collect();
+        assert_eq!(
+            got,
+            vec![Some(val(7)), None, Some(val(0)), Some(val(49)), Some(val(7))],
+            "{n}: mget"
+        );
+        let dels: Vec<&[u8]> = vec![&pairs[1].0, b"nope", &pairs[2].0];
+        assert_eq!(
+            ok(n, "mdel", || s.mdel(&dels)),
+            Some(2),
+            "{n}: mdel counts what existed"
+        );
+        assert_eq!(get(&fx, &mut *t, &key(1)), None, "{n}: after mdel");
+        put(&fx, &mut *s, b"empty", b"");
+        assert_eq!(get(&fx, &mut *t, b"empty"), Some(Vec::new()), "{n}: an empty value");
+        // Larger than a read of the connection: the reply arrives in pieces.
+        let big: Vec<u8> = (0..(4 << 20)).map(|i: u32| (i % 251) as u8).collect();
+        put(&fx, &mut *s, b"big", &big);
+        assert!(get(&fx, &mut *t, b"big") == Some(big.clone()), "{n}: a 4 MiB value");
+        drop((s, t));
+        fx.close_store();
+    }
+}
+
+/// Many sessions of one pipeline group, each a connection of one thread (as a crew
+/// runs them), with their requests in flight together: every reply reaches the
+/// session that asked.
+#[test]
+fn a_pipeline_group_hands_every_reply_to_its_own_session() {
+    const SESSIONS: usize = 8;
+    const ROUNDS: usize = 300;
+    for info in registry().into_iter().filter(|e| e.pipelines()) {
+        let mut fx = Fixture::open_with(info, Some(SESSIONS), None, EngineOptions::new());
+        let n = fx.name();
+        let group = fx.group.clone().expect("a pipelined fixture");
+        let store = fx.store();
+        kvmark::engine::inflight::run_connections(SESSIONS, |c| {
+            let mut s = ok(n, "session", || store.pipelined_session(&group));
+            let mut out = ReadBuf::new();
+            for round in 0..ROUNDS {
+                let k = format!("s{c}-{}", round % 17).into_bytes();
+                let v = format!("{c}:{round}:{}", "x".repeat(round % 40)).into_bytes();
+                ok(n, "put", || s.put(&k, &v));
+                assert!(ok(n, "get", || s.get(&k, &mut out)), "{n}: session {c} lost {k:?}");
+                assert_eq!(&out[..], &v[..], "{n}: session {c} got another's reply");
+            }
+        })
+        .expect("connections start");
+        fx.close_store();
+    }
+}
+
 #[test]
 fn data_survives_close_and_reopen() {
-    for info in registry().into_iter().filter(|e| !e.storage.in_memory()) {
-        let mut fx = Fixture::open(info);
+    for (info, pipeline) in variants().into_iter().filter(|(e, _)| !e.storage.in_memory()) {
+        let mut fx = Fixture::open(info, pipeline);
         let n = fx.name();
         {
             let mut s = fx.session();
@@ -962,7 +1088,7 @@ fn versions_and_stats_are_reported() {
         }
         let names: BTreeSet<&str> = stats.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(names.len(), stats.len(), "{n}: a stat is reported twice");
-        let required: &[&str] = match n {
+        let required: &[&str] = match fx.info.name {
             "rocksdb" => &[
                 "estimate-pending-compaction-bytes",
                 "num-running-compactions",

@@ -18,12 +18,13 @@
 //! Embedded engines with one connection per thread never come here: the crew runs
 //! them on the plain thread path.
 
-use std::cell::{Cell, OnceCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::future::Future;
 use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
 use std::pin::{Pin, pin};
 use std::ptr;
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -62,6 +63,8 @@ thread_local! {
     static CONNECTION_LOCAL: Cell<usize> = const { Cell::new(0) };
     /// Nudges this thread received (see [`nudged`]).
     static NUDGES: Cell<u64> = const { Cell::new(0) };
+    /// Work left for when every connection of the thread waits (see [`when_idle`]).
+    static IDLE: RefCell<Vec<Arc<dyn Idle>>> = const { RefCell::new(Vec::new()) };
     /// The runtime [`block_on`] uses outside connections.
     static FALLBACK: OnceCell<tokio::runtime::Runtime> = const { OnceCell::new() };
 }
@@ -177,6 +180,40 @@ pub fn pause(left_ns: u64, max_sleep_ns: u64) {
     }
 }
 
+/// Work that a connection leaves for when the thread has nothing else to run: a
+/// pipelined connection's requests are written then, so the requests its sessions
+/// made in one turn of the thread go out in one write.
+pub trait Idle {
+    /// Does the work; false when it must be called again (it registered `cx`'s waker
+    /// for when it can go on, as a future would).
+    fn idle(&self, cx: &mut Context<'_>) -> bool;
+}
+
+/// Leaves `work` for when every connection of the thread waits. Only inside a
+/// connection (see [`in_connection`]); elsewhere the caller does the work itself.
+pub fn when_idle(work: Arc<dyn Idle>) {
+    IDLE.with(|l| l.borrow_mut().push(work));
+}
+
+/// Runs the work left by [`when_idle`], keeping what must be called again. The list's
+/// storage is reused, so this allocates nothing once warm.
+fn run_idle(cx: &mut Context<'_>) {
+    let mut list = IDLE.with(|l| std::mem::take(&mut *l.borrow_mut()));
+    if list.is_empty() {
+        IDLE.with(|l| *l.borrow_mut() = list);
+        return;
+    }
+    list.retain(|work| !work.idle(cx));
+    IDLE.with(|l| {
+        let mut now = l.borrow_mut();
+        if now.is_empty() {
+            std::mem::swap(&mut *now, &mut list);
+        } else {
+            now.append(&mut list);
+        }
+    });
+}
+
 fn new_runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -279,7 +316,20 @@ where
     for c in 0..count {
         connections.push(Connection::new(move || body(c))?);
     }
-    runtime.block_on(async { while connections.next().await.is_some() {} });
+    // Whenever no connection can go on, the work they left for that moment is done
+    // (requests written) before the thread waits for the network.
+    runtime.block_on(std::future::poll_fn(|cx| {
+        loop {
+            match connections.poll_next_unpin(cx) {
+                Poll::Ready(Some(())) => {}
+                Poll::Ready(None) => return Poll::Ready(()),
+                Poll::Pending => {
+                    run_idle(cx);
+                    return Poll::Pending;
+                }
+            }
+        }
+    }));
     Ok(())
 }
 
@@ -332,6 +382,31 @@ mod tests {
             done[c] += 1;
             assert!((done[0] - done[1]).abs() <= 1, "{order:?}");
         }
+    }
+
+    #[test]
+    fn idle_work_runs_once_every_connection_waits() {
+        // Each connection leaves work and then waits; the work sees all of them
+        // already waiting (what lets a pipe write a whole turn's requests at once).
+        struct Count<'a>(&'a std::sync::atomic::AtomicUsize, std::sync::Mutex<Vec<usize>>);
+        impl Idle for Count<'static> {
+            fn idle(&self, _: &mut Context<'_>) -> bool {
+                self.1
+                    .lock()
+                    .unwrap()
+                    .push(self.0.load(std::sync::atomic::Ordering::SeqCst));
+                true
+            }
+        }
+        static WAITING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let work = Arc::new(Count(&WAITING, std::sync::Mutex::new(Vec::new())));
+        run_connections(3, |_| {
+            when_idle(work.clone());
+            WAITING.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            block_on(tokio::time::sleep(Duration::from_millis(5)));
+        })
+        .unwrap();
+        assert_eq!(*work.1.lock().unwrap(), vec![3, 3, 3]);
     }
 
     #[test]

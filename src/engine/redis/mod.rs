@@ -16,13 +16,13 @@
 //! or inside the script). A range is one script: ZRANGEBYLEX with LIMIT, then the
 //! values. Without the index these verbs fail at once, naming the option.
 //!
-//! Sessions use the crate's async connection and wait through
-//! [`inflight::block_on`](super::inflight::block_on), so many connections of one worker
-//! thread (`--connections`) keep requests in flight together. On a single server the
-//! session opens the socket and makes the crate's multiplexed connection on it without
-//! spawning its driver: the session drives it while it waits ([`net::Driver`]), which
-//! spares each request a hop through another task. Opening, removing, probing and
-//! statistics use the crate's blocking connection.
+//! Sessions wait through [`inflight::block_on`](super::inflight::block_on), so many
+//! connections of one worker thread (`--connections`) keep requests in flight
+//! together. On a single server a session's connection is a pipe of kvmark's own
+//! (`pipe.rs`): shared by the sessions of a pipeline group (`--pipeline N`), with the
+//! hot verbs encoded and decoded in place (`lean.rs`, `resp.rs`) and the others through
+//! the crate's command and value types. Opening, removing, probing and statistics use
+//! the crate's blocking connection.
 //!
 //! `redis-cluster` is the same engine against a Redis Cluster: `url` lists seed nodes
 //! (comma-separated) and each session holds the crate's cluster connection, which
@@ -40,16 +40,21 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use redis::aio::{ConnectionLike, MultiplexedConnection};
+use redis::aio::ConnectionLike;
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
-use redis::{AsyncConnectionConfig, Client, Cmd, ConnectionAddr, RedisError, RedisFuture, Script, Value};
+use redis::{Client, Cmd, ConnectionAddr, RedisError, RedisFuture, Script, Value};
 
-use super::net::{self, Connector, Driver, Fault, Link, LinkStats};
+use self::pipe::{Group, PipeRef};
+use super::net::{self, Connector, Fault, Link, LinkStats};
 use super::{
     AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, KnobDef, KnobTable,
-    OpenRequest, OptionError, ReadBuf, Rows, ScanFn, ServerKind, Session, StorageKind, Store, Values,
+    OpenRequest, OptionError, Pipeline, ReadBuf, Rows, ScanFn, ServerKind, Session, StorageKind, Store, Values,
 };
+
+mod lean;
+mod pipe;
+mod resp;
 
 /// Registry entry.
 pub static INFO: EngineInfo = EngineInfo {
@@ -467,8 +472,17 @@ const INFO_FIELDS: &[&str] = &[
 impl Store for RedisStore {
     fn session(&self) -> EngineResult<Box<dyn Session>> {
         match self.shared.settings.cluster {
-            true => self.session_of::<true>(),
-            false => self.session_of::<false>(),
+            true => self.session_of::<true>(None),
+            false => self.session_of::<false>(None),
+        }
+    }
+
+    fn pipelined_session(&self, group: &Pipeline) -> EngineResult<Box<dyn Session>> {
+        match self.shared.settings.cluster {
+            true => Err(EngineError::other(format!(
+                "engine {CLUSTER_ENGINE}: cannot pipeline requests yet; run it with --pipeline 1"
+            ))),
+            false => self.session_of::<false>(Some(group.shared(Group::default))),
         }
     }
 
@@ -507,9 +521,12 @@ impl Store for RedisStore {
 }
 
 impl RedisStore {
-    fn session_of<const CLUSTER: bool>(&self) -> EngineResult<Box<dyn Session>> {
+    fn session_of<const CLUSTER: bool>(&self, group: Option<Arc<Group>>) -> EngineResult<Box<dyn Session>> {
         let s = &self.shared;
-        let connector = RedisConnector::<CLUSTER> { shared: s.clone() };
+        let connector = RedisConnector::<CLUSTER> {
+            shared: s.clone(),
+            group,
+        };
         Ok(Box::new(RedisSession {
             link: Link::open(connector, s.settings.timeout, s.links.clone())?,
             shared: s.clone(),
@@ -524,50 +541,20 @@ const fn engine_name(cluster: bool) -> &'static str {
     if cluster { CLUSTER_ENGINE } else { ENGINE }
 }
 
-/// One session's connection: to the server (with the I/O the session drives), or to
-/// the cluster (the crate's cluster connection routes each command by its key's slot).
+/// One session's connection: to the server (a pipe, shared by a pipeline group), or
+/// to the cluster (the crate's cluster connection routes each command by its key's
+/// slot).
 enum Conn {
-    Single(MultiplexedConnection, Driver),
+    /// The pipe and the database the URL selects.
+    Piped(PipeRef, i64),
     Cluster(ClusterConnection),
 }
 
 impl Conn {
-    /// Opens a connection to the server behind `client`: the socket, then the crate's
-    /// multiplexed connection on it (which says hello, authenticates and selects the
-    /// database), its driver kept for the session to drive.
-    async fn single(client: &Client) -> Result<Conn, RedisError> {
-        let info = client.get_connection_info();
-        // kvmark bounds each operation itself (the timeout knob).
-        let config = AsyncConnectionConfig::new()
-            .set_connection_timeout(None)
-            .set_response_timeout(None);
-        let redis = info.redis_settings();
-        Ok(match info.addr() {
-            ConnectionAddr::Tcp(host, port) => {
-                let socket = tokio::net::TcpStream::connect((host.as_str(), *port)).await?;
-                socket.set_nodelay(info.tcp_settings().nodelay())?;
-                let (conn, io) = MultiplexedConnection::new_with_config(redis, socket, config).await?;
-                Conn::Single(conn, Driver::new(io))
-            }
-            ConnectionAddr::Unix(path) => {
-                let socket = tokio::net::UnixStream::connect(path).await?;
-                let (conn, io) = MultiplexedConnection::new_with_config(redis, socket, config).await?;
-                Conn::Single(conn, Driver::new(io))
-            }
-            other => {
-                return Err(RedisError::from((
-                    redis::ErrorKind::InvalidClientConfig,
-                    "this build of kvmark has no TLS",
-                    other.to_string(),
-                )));
-            }
-        })
-    }
-
     /// Sends one command and waits for its reply (unboxed: the path of every verb).
     async fn command(&mut self, cmd: &Cmd) -> Result<Value, RedisError> {
         match self {
-            Conn::Single(c, io) => io.drive(c.send_packed_command(cmd)).await,
+            Conn::Piped(p, _) => p.command(cmd).await,
             Conn::Cluster(c) => c.req_packed_command(cmd).await,
         }
     }
@@ -585,14 +572,14 @@ impl ConnectionLike for Conn {
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
         match self {
-            Conn::Single(c, io) => Box::pin(io.drive(c.send_packed_commands(pipeline, offset, count))),
+            Conn::Piped(p, _) => Box::pin(p.commands(pipeline, offset, count)),
             Conn::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
         }
     }
 
     fn get_db(&self) -> i64 {
         match self {
-            Conn::Single(c, _) => c.get_db(),
+            Conn::Piped(_, db) => *db,
             Conn::Cluster(c) => c.get_db(),
         }
     }
@@ -602,6 +589,8 @@ impl ConnectionLike for Conn {
 /// the engine in messages).
 struct RedisConnector<const CLUSTER: bool> {
     shared: Arc<Shared>,
+    /// The pipeline group whose connection the session shares, if any.
+    group: Option<Arc<Group>>,
 }
 
 impl<const CLUSTER: bool> Connector for RedisConnector<CLUSTER> {
@@ -615,7 +604,11 @@ impl<const CLUSTER: bool> Connector for RedisConnector<CLUSTER> {
 
     async fn connect(&self) -> Result<Conn, RedisError> {
         match &self.shared.client {
-            Clients::Single(client) => Conn::single(client).await,
+            Clients::Single(client) => {
+                let info = client.get_connection_info();
+                let pipe = PipeRef::connect(self.group.as_deref(), info).await?;
+                Ok(Conn::Piped(pipe, info.redis_settings().db()))
+            }
             Clients::Cluster(client) => Ok(Conn::Cluster(client.get_async_connection().await?)),
         }
     }
@@ -650,6 +643,12 @@ fn unexpected(engine: &str, op: &str, v: &Value) -> EngineError {
 
 impl<const CLUSTER: bool> RedisSession<CLUSTER> {
     const NAME: &str = engine_name(CLUSTER);
+
+    /// True when the writes with a lean form take it: a single server without the
+    /// index (see `lean.rs`; reads take it on any single server).
+    fn lean(&self) -> bool {
+        !CLUSTER && !self.shared.settings.index
+    }
 
     /// `prefix + key` in the scratch buffer.
     fn prefixed(&mut self, key: &[u8]) -> &[u8] {
@@ -731,6 +730,9 @@ fn bulk<'v>(engine: &str, op: &str, v: &'v Value) -> EngineResult<&'v [u8]> {
 
 impl<const CLUSTER: bool> Session for RedisSession<CLUSTER> {
     fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
+        if self.lean() {
+            return self.lean_put(key, val);
+        }
         if self.shared.settings.index {
             let mut pipe = redis::pipe();
             pipe.atomic()
@@ -758,6 +760,9 @@ impl<const CLUSTER: bool> Session for RedisSession<CLUSTER> {
     }
 
     fn get(&mut self, key: &[u8], out: &mut ReadBuf) -> EngineResult<bool> {
+        if !CLUSTER {
+            return self.lean_get(key, out);
+        }
         self.cmd.clear();
         self.cmd.arg("GET");
         self.key.clear();
@@ -775,6 +780,9 @@ impl<const CLUSTER: bool> Session for RedisSession<CLUSTER> {
     }
 
     fn del(&mut self, key: &[u8]) -> EngineResult<Existed> {
+        if self.lean() {
+            return self.lean_del(key);
+        }
         let reply = if self.shared.settings.index {
             let mut pipe = redis::pipe();
             pipe.atomic()
@@ -832,6 +840,9 @@ impl<const CLUSTER: bool> Session for RedisSession<CLUSTER> {
         if keys.is_empty() {
             return Ok(());
         }
+        if !CLUSTER {
+            return self.lean_mget(keys, out);
+        }
         self.cmd.clear();
         self.cmd.arg("MGET");
         for key in keys {
@@ -859,6 +870,9 @@ impl<const CLUSTER: bool> Session for RedisSession<CLUSTER> {
         if pairs.is_empty() {
             return Ok(());
         }
+        if self.lean() {
+            return self.lean_mput(pairs);
+        }
         let mut mset = Cmd::new();
         mset.arg("MSET");
         for (k, v) in pairs {
@@ -881,6 +895,9 @@ impl<const CLUSTER: bool> Session for RedisSession<CLUSTER> {
     fn mdel(&mut self, keys: &[&[u8]]) -> EngineResult<Option<usize>> {
         if keys.is_empty() {
             return Ok(Some(0));
+        }
+        if self.lean() {
+            return self.lean_mdel(keys).map(Some);
         }
         let mut del = Cmd::new();
         del.arg("DEL");
