@@ -254,6 +254,12 @@ pub fn engines_listing() -> String {
             "mput/mdel apply key by key (each key atomic, not the batch)"
         };
         s.push_str(&format!("  batches:  {batches}\n"));
+        let pipeline = if e.pipelines() {
+            "--pipeline N keeps up to N requests in flight on each connection"
+        } else {
+            "one request at a time per session (--pipeline 1 only)"
+        };
+        s.push_str(&format!("  pipeline: {pipeline}\n"));
         let knobs = e.knobs.list();
         if knobs.is_empty() {
             s.push_str("  knobs:    none\n");
@@ -509,6 +515,7 @@ pub fn run_info(plan: &Plan) -> RunInfo {
             .collect(),
         threads: plan.threads.clone(),
         connections: plan.connections.clone(),
+        pipeline: plan.pipeline.clone(),
         batch: plan.batch.clone(),
         budget: plan.budget,
         repeat: plan.repeat,

@@ -359,3 +359,89 @@ fn a_server_that_never_answers_fails_each_engine_within_its_timeout() {
     assert!(took < Duration::from_secs(8), "took {took:?}");
     drop(held);
 }
+
+/// `--pipeline`: a run whose workers share their connections several requests deep
+/// keeps every request (the operation budget is done and counted, `--verify` finds
+/// no wrong answer), reports its depth, sweeps it, and opens one connection per
+/// pipeline group rather than one per worker. A private Redis, so the connections the
+/// server counts are this run's alone.
+#[test]
+fn a_pipelined_run_keeps_every_request_and_shares_each_connection() {
+    if !common::servers::can_start("redis") {
+        return;
+    }
+    let server = PrivateServer::start("redis");
+    let url = format!("redis.url={}", server.url);
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report");
+    let report_dir = report.display().to_string();
+    let mixed = bundled("mixed.lua");
+    let args = [
+        "--backend",
+        "redis",
+        "--engine-opt",
+        &url,
+        "--engine-opt",
+        "redis.index=zset",
+        "--threads",
+        "2",
+        "--connections",
+        "2",
+        "--pipeline",
+        "1,8",
+        "--items",
+        "500",
+        "--ops",
+        "4000",
+        "--verify",
+        "--timeline",
+        "0.05",
+        "--report-dir",
+        &report_dir,
+        &mixed,
+    ];
+    let (o, _) = run(&args);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    let rows = summary_rows(&out);
+    assert_eq!(rows.len(), 2, "one point per depth\n{out}");
+    assert!(rows.iter().all(|r| r.last().map(String::as_str) == Some("ok")), "{out}");
+    // --report-dir makes one dated directory for the run inside the one given.
+    let run_dir = std::fs::read_dir(&report).unwrap().next().unwrap().unwrap().path();
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("results.json")).unwrap()).unwrap();
+    let points = results["points"].as_array().expect("points");
+    let depths: Vec<u64> = points.iter().map(|p| p["pipeline"].as_u64().unwrap_or(0)).collect();
+    assert_eq!(depths, vec![1, 8], "{results}");
+    for p in points {
+        let ops: u64 = p["ops"]
+            .as_array()
+            .expect("ops by kind")
+            .iter()
+            .map(|k| k["count"].as_u64().unwrap_or(0))
+            .sum();
+        assert_eq!(ops, 4000, "every request of the budget is counted: {p}");
+    }
+    // At depth 8 the 32 workers share 4 connections: the server counts those and the
+    // sampler's own (one more for slack), never one per worker.
+    let timeline = std::fs::read_to_string(run_dir.join("timeline.tsv")).unwrap();
+    let header: Vec<&str> = timeline.lines().next().unwrap().split('\t').collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no {name}: {header:?}"))
+    };
+    let (metric, value, pipeline) = (col("metric"), col("value"), col("pipeline"));
+    let most = timeline
+        .lines()
+        .skip(1)
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .filter(|r| r[metric] == "engine.connected_clients" && r[pipeline] == "8")
+        .map(|r| r[value].parse::<f64>().unwrap())
+        .fold(0.0, f64::max);
+    assert!(
+        most > 0.0 && most <= 6.0,
+        "depth 8 opened more connections than its groups: {most}"
+    );
+}

@@ -187,6 +187,15 @@ pub struct RunArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = sweep_item)]
     pub connections: Option<Vec<usize>>,
 
+    /// Requests in flight on each connection of a server engine to sweep,
+    /// comma-separated (e.g. 1,16): each connection carries up to N requests at once,
+    /// replies matched in order. Each request slot is a worker of its own to the
+    /// workload (ctx.thread, ctx.threads count them), so a cell has threads x
+    /// connections x pipeline workers. Above 1 only for engines that can pipeline
+    /// requests (see `kvmark engines`). [default: 1]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = sweep_item)]
+    pub pipeline: Option<Vec<usize>>,
+
     /// Batch sizes to sweep for workloads that return `batched = true` (others run once
     /// at batch 1); overrides a workload's own sweep of `batch`. [default: 1]
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = sweep_item)]

@@ -228,6 +228,7 @@ impl RunArgs {
             return Err(self.refused_value("seed_threads", 0, "give at least 1"));
         }
         let engines = self.engines()?;
+        let pipeline = self.pipeline(sweep("pipeline", &self.pipeline)?, &connections, &engines)?;
         let mut data_dir = self.data_dir.clone();
         if let Some(dir) = &self.data_dir
             && !dir.is_dir()
@@ -335,6 +336,7 @@ impl RunArgs {
             engine_options,
             threads,
             connections,
+            pipeline,
             batch,
             budget,
             repeat,
@@ -360,6 +362,51 @@ impl RunArgs {
             pin: self.pin && !self.no_pin,
             ycsb,
         })
+    }
+
+    /// The pipeline depths (`--pipeline`), already positive: above 1 only when every
+    /// engine of the plan can pipeline requests, and no thread made to run more workers
+    /// than [`MAX_CONNECTIONS`].
+    fn pipeline(
+        &self,
+        depths: Vec<usize>,
+        connections: &[usize],
+        engines: &[&'static EngineInfo],
+    ) -> Result<Vec<usize>, UsageError> {
+        if let Some(&deep) = depths.iter().find(|&&d| d > 1)
+            && let Some(e) = engines.iter().find(|e| !e.pipelines())
+        {
+            let can: Vec<&str> = engine::registry()
+                .iter()
+                .filter(|e| e.pipelines())
+                .map(|e| e.name)
+                .collect();
+            let can = match can.is_empty() {
+                true => "none compiled in".to_string(),
+                false => can.join(", "),
+            };
+            return Err(self.refused_value(
+                "pipeline",
+                deep,
+                format!("engine {} cannot pipeline requests (engines that can: {can})", e.name),
+            ));
+        }
+        // Every worker of a thread, pipelined or not, is a connection's coroutine with
+        // its own stack: the cap on connections holds for their product.
+        let deepest = depths.iter().max().copied().unwrap_or(1);
+        let widest = connections.iter().max().copied().unwrap_or(1);
+        if widest.saturating_mul(deepest) > MAX_CONNECTIONS {
+            return Err(self.refused_value(
+                "pipeline",
+                deepest,
+                format!(
+                    "with --connections {widest}, {} workers per thread; at most {MAX_CONNECTIONS} \
+                     (connections x pipeline, each with a 1 MiB stack)",
+                    widest.saturating_mul(deepest)
+                ),
+            ));
+        }
+        Ok(depths)
     }
 
     /// Where the run reports: `--report` and `--report-dir`.

@@ -1,6 +1,6 @@
 //! Writes the effective run as a config file: `kvmark --config FILE` then reruns
-//! the identical grid (workloads, engines and their options, threads, batch sizes,
-//! budget, repeats) with the identical seeds.
+//! the identical grid (workloads, engines and their options, threads, connections,
+//! pipeline depths, batch sizes, budget, repeats) with the identical seeds.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -40,6 +40,7 @@ pub fn render(plan: &Plan, outputs: &Outputs) -> Result<String, String> {
     )?;
     put("threads", list(&plan.threads))?;
     put("connections", list(&plan.connections))?;
+    put("pipeline", list(&plan.pipeline))?;
     if let Some(batch) = &plan.batch {
         put("batch", list(batch))?;
     }

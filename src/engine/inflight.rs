@@ -65,8 +65,10 @@ thread_local! {
     static NUDGES: Cell<u64> = const { Cell::new(0) };
     /// Work left for when every connection of the thread waits (see [`when_idle`]).
     static IDLE: RefCell<Vec<Arc<dyn Idle>>> = const { RefCell::new(Vec::new()) };
-    /// The runtime [`block_on`] uses outside connections.
-    static FALLBACK: OnceCell<tokio::runtime::Runtime> = const { OnceCell::new() };
+    /// The runtime [`block_on`] uses outside connections, and its [`RuntimeId`].
+    static FALLBACK: OnceCell<(tokio::runtime::Runtime, RuntimeId)> = const { OnceCell::new() };
+    /// The [`RuntimeId`] of the [`run_connections`] running on this thread (0: none).
+    static CONNECTIONS_RUNTIME: Cell<RuntimeId> = const { Cell::new(0) };
 }
 
 /// A word of state that belongs to the running connection rather than to the thread:
@@ -105,7 +107,7 @@ pub fn in_connection() -> bool {
 pub fn block_on<F: Future>(fut: F) -> F::Output {
     let here = CURRENT.with(Cell::get);
     if here.is_null() {
-        return FALLBACK.with(|rt| rt.get_or_init(new_runtime).block_on(fut));
+        return FALLBACK.with(|rt| rt.get_or_init(fallback).0.block_on(fut));
     }
     // SAFETY: `here` points into the boxed state of the connection running now, which
     // outlives its coroutine; `cx` was set by the poll that resumed this connection
@@ -214,6 +216,30 @@ fn run_idle(cx: &mut Context<'_>) {
     });
 }
 
+/// Which runtime [`block_on`] runs futures on: a number no other runtime of the
+/// process has. A connection's socket belongs to the runtime that opened it, so a
+/// session checks this before it uses one (cheaper than asking tokio for its handle).
+pub type RuntimeId = u64;
+
+static NEXT_RUNTIME: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_runtime_id() -> RuntimeId {
+    NEXT_RUNTIME.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+fn fallback() -> (tokio::runtime::Runtime, RuntimeId) {
+    (new_runtime(), next_runtime_id())
+}
+
+/// The [`RuntimeId`] of the runtime a [`block_on`] called here runs on.
+pub fn runtime_id() -> RuntimeId {
+    if in_connection() {
+        CONNECTIONS_RUNTIME.with(Cell::get)
+    } else {
+        FALLBACK.with(|rt| rt.get_or_init(fallback).1)
+    }
+}
+
 fn new_runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -311,6 +337,14 @@ where
     F: Fn(usize) + Sync,
 {
     let runtime = new_runtime();
+    // Restored on the way out, also when a connection's panic unwinds through here.
+    struct Restore(RuntimeId);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CONNECTIONS_RUNTIME.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(CONNECTIONS_RUNTIME.with(|c| c.replace(next_runtime_id())));
     let body = &body;
     let mut connections = FuturesUnordered::new();
     for c in 0..count {

@@ -21,10 +21,9 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 use futures_util::future::Fuse;
-use tokio::runtime::{Handle, Id};
 use tokio::time::{Instant, Sleep};
 
-use super::inflight::block_on;
+use super::inflight::{RuntimeId, block_on, runtime_id};
 use super::{EngineError, EngineResult, KnobValue, OptionError};
 
 /// The per-operation timeout when the `timeout` knob is not given.
@@ -154,7 +153,7 @@ impl LinkStats {
 /// operation.
 pub struct Link<C: Connector> {
     connector: C,
-    conn: Option<(C::Conn, Id)>,
+    conn: Option<(C::Conn, RuntimeId)>,
     timeout: Duration,
     /// While the server stays away: when the next attempt may start, and why the last
     /// one failed.
@@ -167,7 +166,7 @@ pub struct Link<C: Connector> {
     /// an earlier operation, so never later than the running one's, and moved on only
     /// when it fires before the running operation's deadline (see [`within`]). One
     /// timer armed per timeout period instead of one per operation.
-    timer: Option<(Pin<Box<Sleep>>, Id)>,
+    timer: Option<(Pin<Box<Sleep>>, RuntimeId)>,
 }
 
 impl<C: Connector> Link<C> {
@@ -208,8 +207,8 @@ impl<C: Connector> Link<C> {
             let fail = |why: fmt::Arguments<'_>| EngineError::other(format!("engine {}: {op}: {why}", C::ENGINE));
             // Connecting is boxed: its future is large, and this one is moved whole
             // into `block_on` on every operation.
-            let here = Handle::current().id();
-            if !self.conn.as_ref().is_some_and(|(_, rt)| *rt == here)
+            let here = runtime_id();
+            if self.conn.as_ref().is_none_or(|(_, rt)| *rt != here)
                 && let Err(why) = Box::pin(self.connect(deadline)).await
             {
                 return Err(fail(format_args!("{why}")));
@@ -259,7 +258,7 @@ impl<C: Connector> Link<C> {
     /// handed to another thread connects again there: a connection's socket belongs
     /// to the runtime that opened it). Fails at once while the backoff runs.
     async fn connect(&mut self, deadline: Instant) -> Result<&mut C::Conn, String> {
-        let here = Handle::current().id();
+        let here = runtime_id();
         if self.conn.as_ref().is_some_and(|(_, rt)| *rt != here) {
             self.conn = None;
         }

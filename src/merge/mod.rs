@@ -47,10 +47,11 @@ pub struct Merged {
 }
 
 /// The fields of `results.json`'s `run` that every segment of one run shares.
-const SAME_RUN: [&str; 17] = [
+const SAME_RUN: [&str; 18] = [
     "engines",
     "threads",
     "connections",
+    "pipeline",
     "batch",
     "budget",
     "repeat",
@@ -68,7 +69,16 @@ const SAME_RUN: [&str; 17] = [
 ];
 
 /// The fields of each point that every segment shares.
-const SAME_POINT: [&str; 7] = ["workload", "engine", "threads", "connections", "batch", "sweep", "rate"];
+const SAME_POINT: [&str; 8] = [
+    "workload",
+    "engine",
+    "threads",
+    "connections",
+    "pipeline",
+    "batch",
+    "sweep",
+    "rate",
+];
 
 /// Merges the segment directories `dirs` into `out` (created; it must not exist or be
 /// empty).
@@ -355,4 +365,48 @@ fn append_to_report(out: &Path, table: &str) -> Result<(), String> {
         .open(&path)
         .and_then(|mut f| f.write_all(table.as_bytes()))
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// Segment `index` of 2, its run sweeping `depths` and its one point at `pipeline`.
+    fn segment(index: usize, depths: &[u64], pipeline: u64) -> SegmentDir {
+        SegmentDir {
+            path: PathBuf::from(format!("seg{index}")),
+            doc: json!({
+                "run": { "threads": [2], "connections": [4], "pipeline": depths },
+                "points": [{
+                    "workload": "w",
+                    "engine": "redis",
+                    "threads": 2,
+                    "connections": 4,
+                    "pipeline": pipeline,
+                    "phases": [],
+                    "repeats": [],
+                }],
+            }),
+            index,
+            count: 2,
+            host: "h".to_string(),
+            hlogs: vec![None],
+            timeline: None,
+            replay: None,
+        }
+    }
+
+    #[test]
+    fn segments_of_other_pipeline_depths_are_not_one_run() {
+        assert_eq!(check(&[segment(0, &[16], 16), segment(1, &[16], 16)]), Ok(()));
+        let err = check(&[segment(0, &[16], 16), segment(1, &[4], 4)]).unwrap_err();
+        assert!(
+            err.contains("seg1: run.pipeline is [4] but seg0 has [16]: these are not segments of one run"),
+            "{err}"
+        );
+        let err = check(&[segment(0, &[4, 16], 16), segment(1, &[4, 16], 4)]).unwrap_err();
+        assert!(err.contains("seg1: points[0].pipeline is 4 but seg0 has 16"), "{err}");
+    }
 }

@@ -102,6 +102,11 @@ pub(super) fn run_info(segs: &[SegmentDir]) -> Result<RunInfo, String> {
             .collect(),
         threads: list(&run["threads"]).into_iter().map(|t| t.saturating_mul(n)).collect(),
         connections: list(&run["connections"]),
+        pipeline: match list(&run["pipeline"]) {
+            // A segment written before `--pipeline` ran every cell at 1.
+            none if none.is_empty() => vec![1],
+            depths => depths,
+        },
         batch: run["batch"].as_array().map(|_| list(&run["batch"])),
         budget,
         repeat: uint(&run["repeat"]) as usize,
@@ -220,6 +225,7 @@ pub(super) fn point_key(segs: &[SegmentDir], p: usize) -> PointKey {
         engine_version: text(&first["engine_version"]),
         threads: segs.iter().map(|s| uint(&s.doc["points"][p]["threads"]) as usize).sum(),
         connections: uint(&first["connections"]) as usize,
+        pipeline: first["pipeline"].as_u64().map_or(1, |d| d.min(MAX_COUNT)) as usize,
         batch: uint(&first["batch"]) as usize,
         batched: !segs[0].doc["run"]["batch"].is_null(),
         sweep: first["sweep"]
@@ -430,4 +436,40 @@ fn merge_phase(segs: &[SegmentDir], p: usize, j: usize, name: &str, totals: &Tot
         }
     }
     Ok(rec)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn segment(index: usize, point: Value) -> SegmentDir {
+        SegmentDir {
+            path: PathBuf::from(format!("seg{index}")),
+            doc: json!({ "run": { "batch": null }, "points": [point] }),
+            index,
+            count: 2,
+            host: "h".to_string(),
+            hlogs: vec![None],
+            timeline: None,
+            replay: None,
+        }
+    }
+
+    #[test]
+    fn the_merged_point_keeps_its_pipeline_depth_and_an_older_one_is_1() {
+        let point = |pipeline: Option<u64>| {
+            let mut p = json!({ "workload": "w", "engine": "redis", "threads": 2, "connections": 4, "batch": 1 });
+            if let Some(d) = pipeline {
+                p["pipeline"] = json!(d);
+            }
+            p
+        };
+        let deep = [segment(0, point(Some(16))), segment(1, point(Some(16)))];
+        let key = point_key(&deep, 0);
+        assert_eq!((key.threads, key.connections, key.pipeline), (4, 4, 16));
+        let old = [segment(0, point(None)), segment(1, point(None))];
+        assert_eq!(point_key(&old, 0).pipeline, 1);
+    }
 }

@@ -287,7 +287,7 @@ pub struct Figure {
     /// File name without the extension, unique in the output directory.
     pub name: String,
     /// The family (throughput, scaling, batch, latency, percentiles, timeline,
-    /// connections, system, engine, ingest, rate, epochs).
+    /// connections, pipeline, system, engine, ingest, rate, epochs).
     pub family: &'static str,
     /// The title: workload, engine, threads, batch as they apply.
     pub title: String,

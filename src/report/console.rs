@@ -60,7 +60,18 @@ impl Sink for Console {
                 list.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
             ),
         };
-        writeln!(self.out, "threads: {}{connections}  batch: {batch}", threads.join(","))?;
+        let pipeline = match info.pipeline.as_slice() {
+            [1] => String::new(),
+            list => format!(
+                "  pipeline: {}",
+                list.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
+            ),
+        };
+        writeln!(
+            self.out,
+            "threads: {}{connections}{pipeline}  batch: {batch}",
+            threads.join(",")
+        )?;
         if let Some(s) = &info.scale {
             writeln!(
                 self.out,
@@ -94,6 +105,9 @@ impl Sink for Console {
         let mut coords = format!("engine={} {} threads={}", key.engine, key.engine_version, key.threads);
         if key.connections != 1 {
             coords.push_str(&format!(" connections={}", key.connections));
+        }
+        if key.pipeline != 1 {
+            coords.push_str(&format!(" pipeline={}", key.pipeline));
         }
         coords.push_str(&format!(" batch={}", key.batch));
         if let Some((param, value)) = &key.sweep
@@ -321,9 +335,11 @@ fn summary(out: &mut dyn Write, rows: &[SummaryRow]) -> io::Result<()> {
             "{:<14} {:<10} {:>7} {:>6} {:<16} {:>12} {:>23} {:>12} {:>7}",
             r.key.workload,
             r.key.engine,
-            match r.key.connections {
-                1 => r.key.threads.to_string(),
-                c => format!("{}x{c}", r.key.threads),
+            // TxC, or TxCxP with a pipeline: workers in flight at a glance.
+            match (r.key.connections, r.key.pipeline) {
+                (1, 1) => r.key.threads.to_string(),
+                (c, 1) => format!("{}x{c}", r.key.threads),
+                (c, p) => format!("{}x{c}x{p}", r.key.threads),
             },
             r.key.batch,
             sweep,

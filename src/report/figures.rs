@@ -98,6 +98,7 @@ mod tests {
                 engine_version: "1".into(),
                 threads: 1,
                 connections: 1,
+                pipeline: 1,
                 batch: 1,
                 batched: false,
                 sweep: None,

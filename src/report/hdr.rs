@@ -117,9 +117,16 @@ impl Hdr {
             sweep.push_str(&format!(" rate={} ({} arrivals)", rate.text, key.arrival.name()));
         }
         let header = format!(
-            "kvmark {} interval histograms, point {seq}: workload={} engine={} ({}) threads={} connections={} batch={}{sweep}\n\
+            "kvmark {} interval histograms, point {seq}: workload={} engine={} ({}) threads={} connections={} pipeline={} batch={}{sweep}\n\
              tags are <phase>.<op>; values are nanoseconds; timestamps are seconds since BaseTime",
-            self.version, key.workload, key.engine, key.engine_version, key.threads, key.connections, key.batch
+            self.version,
+            key.workload,
+            key.engine,
+            key.engine_version,
+            key.threads,
+            key.connections,
+            key.pipeline,
+            key.batch
         );
         let mut builder = IntervalLogWriterBuilder::new();
         builder
@@ -138,6 +145,9 @@ pub fn file_name(seq: usize, key: &PointKey) -> String {
     let mut name = format!("{seq:03}-{}-{}-t{}", key.workload, key.engine, key.threads);
     if key.connections != 1 {
         name.push_str(&format!("-c{}", key.connections));
+    }
+    if key.pipeline != 1 {
+        name.push_str(&format!("-p{}", key.pipeline));
     }
     name.push_str(&format!("-b{}", key.batch));
     if let Some((param, value)) = &key.sweep

@@ -51,6 +51,8 @@ pub struct RunInfo {
     pub threads: Vec<usize>,
     /// Connections per thread swept.
     pub connections: Vec<usize>,
+    /// Requests in flight per connection swept (`--pipeline`).
+    pub pipeline: Vec<usize>,
     /// Batch sizes given with --batch, if any.
     pub batch: Option<Vec<usize>>,
     /// Budget per timed phase.

@@ -9,7 +9,7 @@ use crate::result::RunOutcome;
 use crate::run::observer::Sample;
 
 /// Every column, in order. The first nine are keybench's.
-pub const COLUMNS: [&str; 16] = [
+pub const COLUMNS: [&str; 17] = [
     "workload",
     "engine",
     "threads",
@@ -26,6 +26,7 @@ pub const COLUMNS: [&str; 16] = [
     "rate",
     "measurement",
     "connections",
+    "pipeline",
     // The interval's end as Unix time, which `kvmark merge` aligns segments by.
     "unix_s",
 ];
@@ -78,12 +79,13 @@ impl Sink for Timeline {
             .as_ref()
             .map_or_else(|| "-".to_string(), |r| tsv_field(&r.text));
         let tail = format!(
-            "{}\t{}\t{:.3}\t{rate}\t{}\t{}\t{:.6}",
+            "{}\t{}\t{:.3}\t{rate}\t{}\t{}\t{}\t{:.6}",
             key.batch,
             s.repeat,
             s.elapsed_s - s.start_s,
             s.point_seq,
             key.connections,
+            key.pipeline,
             s.start_unix + (s.elapsed_s - s.start_s)
         );
         for (name, v) in s.metrics {

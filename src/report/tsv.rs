@@ -14,7 +14,7 @@ use crate::result::RunOutcome;
 
 /// Every column, in order. The first 15 are keybench's; the growing-value ones
 /// ([`epochs::TSV_COLUMNS`]) come last.
-pub const COLUMNS: [&str; 64] = concat(OWN_COLUMNS, epochs::TSV_COLUMNS);
+pub const COLUMNS: [&str; 65] = concat(OWN_COLUMNS, epochs::TSV_COLUMNS);
 
 /// `a` then `b` (a compile error unless `C` is the sum of their lengths).
 const fn concat<const A: usize, const B: usize, const C: usize>(
@@ -36,7 +36,7 @@ const fn concat<const A: usize, const B: usize, const C: usize>(
 }
 
 /// The columns before the growing-value ones.
-const OWN_COLUMNS: [&str; 47] = [
+const OWN_COLUMNS: [&str; 48] = [
     "workload",
     "engine",
     "threads",
@@ -56,6 +56,7 @@ const OWN_COLUMNS: [&str; 47] = [
     "phase",
     "batch",
     "connections",
+    "pipeline",
     "engine_version",
     "status",
     "repeats",
@@ -173,6 +174,7 @@ impl Sink for Tsv {
                     tsv_field(view.name),
                     key.batch.to_string(),
                     key.connections.to_string(),
+                    key.pipeline.to_string(),
                     tsv_field(&key.engine_version),
                     p.status.word().to_string(),
                     p.repeats.len().to_string(),

@@ -12,11 +12,12 @@ use crate::kv::verify::{Anomaly, Example, VerifyReport};
 use crate::result::{PointResult, RunOutcome};
 
 /// verify.tsv's columns.
-pub const COLUMNS: [&str; 16] = [
+pub const COLUMNS: [&str; 17] = [
     "workload",
     "engine",
     "threads",
     "connections",
+    "pipeline",
     "batch",
     "sweep_param",
     "sweep_value",
@@ -108,6 +109,7 @@ fn rows(p: &PointResult, v: &VerifyReport) -> Vec<Vec<String>> {
                 tsv_field(&key.engine),
                 key.threads.to_string(),
                 key.connections.to_string(),
+                key.pipeline.to_string(),
                 key.batch.to_string(),
                 tsv_field(&param),
                 tsv_field(&value),

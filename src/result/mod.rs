@@ -45,6 +45,9 @@ pub struct PointKey {
     pub threads: usize,
     /// Connections per thread (`--connections`), each a worker with its own session.
     pub connections: usize,
+    /// Requests in flight on each connection (`--pipeline`), each a worker of its own
+    /// sharing the connection.
+    pub pipeline: usize,
     /// Batch size (1 for workloads that do not batch).
     pub batch: usize,
     /// Whether the workload sweeps the batch size.
@@ -76,6 +79,9 @@ impl PointKey {
         let mut s = format!("{} {} t{}", self.workload, self.engine, self.threads);
         if self.connections != 1 {
             s.push_str(&format!(" c{}", self.connections));
+        }
+        if self.pipeline != 1 {
+            s.push_str(&format!(" p{}", self.pipeline));
         }
         s.push_str(&format!(" b{}", self.batch));
         if let Some((param, value)) = &self.sweep

@@ -1,6 +1,7 @@
 //! The grid loop: workload file, then engine, then the workload's sweep value, then
-//! threads, then batch size, then target rate; each cell measured, searched (SLO) or
-//! run in epochs, and each point told to the observer as it finishes.
+//! threads, connections and pipeline depth, then batch size, then target rate; each
+//! cell measured, searched (SLO) or run in epochs, and each point told to the
+//! observer as it finishes.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -15,10 +16,10 @@ use crate::result::{PointStatus, RunOutcome, SummaryRow};
 use crate::workload::{SweepValue, Workload};
 
 impl Cell {
-    /// Workers of the cell: each connection of each thread runs units with its own
-    /// program and session.
+    /// Workers of the cell: each pipeline slot of each connection of each thread runs
+    /// units with its own program and session.
     pub(in crate::run) fn workers(&self) -> usize {
-        self.threads * self.connections
+        self.threads * self.connections * self.pipeline
     }
 }
 
@@ -26,8 +27,11 @@ impl Cell {
 #[derive(Clone)]
 pub(in crate::run) struct Cell {
     pub(in crate::run) threads: usize,
-    /// Connections per thread: the cell has threads x connections workers.
+    /// Connections per thread.
     pub(in crate::run) connections: usize,
+    /// Requests in flight per connection: the cell has threads x connections x
+    /// pipeline workers.
+    pub(in crate::run) pipeline: usize,
     pub(in crate::run) batch: usize,
     pub(in crate::run) sweep: SweepPoint,
     pub(in crate::run) rate: Option<Rate>,
@@ -76,6 +80,7 @@ pub fn execute(plan: &Plan, observer: &dyn Observer, abort: &Arc<AtomicBool>) ->
                     let cell = Cell {
                         threads: load_threads,
                         connections: *plan.connections.iter().max().unwrap_or(&1),
+                        pipeline: *plan.pipeline.iter().max().unwrap_or(&1),
                         batch: batches[0],
                         sweep: sweep.clone(),
                         rate: None,
@@ -87,16 +92,13 @@ pub fn execute(plan: &Plan, observer: &dyn Observer, abort: &Arc<AtomicBool>) ->
                 } else {
                     plan.rates.iter().cloned().map(Some).collect()
                 };
-                for (threads, connections) in plan
-                    .threads
-                    .iter()
-                    .flat_map(|&t| plan.connections.iter().map(move |&c| (t, c)))
-                {
+                for (threads, connections, pipeline) in cells(&plan.threads, &plan.connections, &plan.pipeline) {
                     for &batch in &batches {
                         for rate in &rates {
                             let cell = Cell {
                                 threads,
                                 connections,
+                                pipeline,
                                 batch,
                                 sweep: sweep.clone(),
                                 rate: rate.clone(),
@@ -147,6 +149,20 @@ pub fn execute(plan: &Plan, observer: &dyn Observer, abort: &Arc<AtomicBool>) ->
     out
 }
 
+/// The (threads, connections, pipeline) coordinates of a grid, in its order: each
+/// thread count over every connection count over every pipeline depth.
+fn cells<'a>(
+    threads: &'a [usize],
+    connections: &'a [usize],
+    pipeline: &'a [usize],
+) -> impl Iterator<Item = (usize, usize, usize)> + 'a {
+    threads.iter().flat_map(move |&t| {
+        connections
+            .iter()
+            .flat_map(move |&c| pipeline.iter().map(move |&p| (t, c, p)))
+    })
+}
+
 /// A workload sweep coordinate: the ctx parameter and its value, if any.
 pub type SweepPoint = Option<(String, SweepValue)>;
 
@@ -186,5 +202,42 @@ fn grid_axes(plan: &Plan, wl: &dyn Workload) -> (Vec<usize>, Vec<SweepPoint>, bo
             };
             (batches, vec![None], wl.batched())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pipeline_depths_are_the_innermost_worker_axis() {
+        let got: Vec<_> = cells(&[1, 2], &[1, 8], &[1, 4]).collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, 1, 1),
+                (1, 1, 4),
+                (1, 8, 1),
+                (1, 8, 4),
+                (2, 1, 1),
+                (2, 1, 4),
+                (2, 8, 1),
+                (2, 8, 4),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_cell_has_threads_x_connections_x_pipeline_workers() {
+        let cell = Cell {
+            threads: 2,
+            connections: 3,
+            pipeline: 4,
+            batch: 1,
+            sweep: None,
+            rate: None,
+        };
+        assert_eq!(cell.workers(), 24);
+        assert_eq!(Cell { pipeline: 1, ..cell }.workers(), 6);
     }
 }

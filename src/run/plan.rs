@@ -27,6 +27,9 @@ pub struct Plan {
     /// Connections per thread to sweep (`--connections`): each is a worker with its
     /// own session, and a thread runs its connections' requests concurrently.
     pub connections: Vec<usize>,
+    /// Requests in flight on each connection to sweep (`--pipeline`): each
+    /// connection is a group of this many workers sharing one server connection.
+    pub pipeline: Vec<usize>,
     /// Batch sizes given with `--batch` (None: the workload's own sweep, or 1).
     pub batch: Option<Vec<usize>>,
     /// Budget of each timed phase that has none of its own.

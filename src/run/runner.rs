@@ -17,7 +17,7 @@ use crate::kv::pace::{PaceSpec, Rate};
 use crate::kv::verify::{Checker, VerifyReport};
 use crate::metrics::Recorder;
 use crate::result::{LoadResult, PhaseRun, PointKey, PointResult, PointStatus, RepeatLatency, RepeatRun};
-use crate::workload::{Budget, SweepValue, Workload};
+use crate::workload::{Budget, Workload};
 
 /// A store seeded once and shared by several points.
 pub(in crate::run) struct Shared {
@@ -54,6 +54,7 @@ impl Runner<'_> {
             engine_version: (self.engine.version)(),
             threads: cell.threads,
             connections: cell.connections,
+            pipeline: cell.pipeline,
             batch: cell.batch,
             batched,
             sweep: cell.sweep.clone(),
@@ -63,16 +64,8 @@ impl Runner<'_> {
         }
     }
 
-    /// A crew for the seed: never paced, no warm-up.
-    pub(in crate::run) fn crew<'b>(
-        &'b self,
-        store: &'b OpenStore,
-        threads: usize,
-        connections: usize,
-        batch: usize,
-        sweep: Option<(String, SweepValue)>,
-        sample_as: SampleAs<'b>,
-    ) -> Crew<'b> {
+    /// A crew of `cell`'s workers for the seed: never paced, no warm-up.
+    pub(in crate::run) fn crew<'b>(&'b self, store: &'b OpenStore, cell: &Cell, sample_as: SampleAs<'b>) -> Crew<'b> {
         let sampler = self.sampling.map(|s| SamplerCtx {
             interval: s.interval,
             system: s.system,
@@ -87,11 +80,11 @@ impl Runner<'_> {
             store: store.store.as_ref(),
             engine: self.engine,
             params: &self.plan.params,
-            threads,
-            connections,
-            pipeline: 1,
-            batch,
-            sweep,
+            threads: cell.threads,
+            connections: cell.connections,
+            pipeline: cell.pipeline,
+            batch: cell.batch,
+            sweep: cell.sweep.clone(),
             clock: self.clock,
             abort: self.abort,
             sampler,
@@ -125,14 +118,7 @@ impl Runner<'_> {
                 .plan
                 .start_at
                 .filter(|_| sample_as.seq == 1 && sample_as.repeat == 1),
-            ..self.crew(
-                store,
-                cell.threads,
-                cell.connections,
-                cell.batch,
-                cell.sweep.clone(),
-                sample_as,
-            )
+            ..self.crew(store, cell, sample_as)
         }
     }
 
@@ -168,14 +154,7 @@ impl Runner<'_> {
         let mut progress = Progress::loading(self.wl.name(), self.engine.name, threads);
         let key = self.key(cell, batched);
         let sample_as = SampleAs { key: &key, seq, repeat };
-        let crew = self.crew(
-            &store,
-            threads,
-            cell.connections,
-            cell.batch,
-            cell.sweep.clone(),
-            sample_as,
-        );
+        let crew = self.crew(&store, cell, sample_as);
         let outcome = crew::run(&crew, &[Step::Load], &mut progress);
         let dropped = match outcome.end {
             CrewEnd::Done => load_errors(&outcome.steps[0].rec),
@@ -267,6 +246,7 @@ impl Runner<'_> {
                     let load_cell = Cell {
                         threads: self.plan.load_threads.unwrap_or(cell.threads),
                         connections: cell.connections,
+                        pipeline: cell.pipeline,
                         batch: cell.batch,
                         sweep: cell.sweep.clone(),
                         rate: None,

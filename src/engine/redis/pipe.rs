@@ -530,13 +530,20 @@ impl Wait<'_> {
                 }
                 return Poll::Ready(Ok(()));
             }
+            if state.reader.is_some_and(|r| r != me) {
+                // Another waiting session holds the socket's waker and hands this one
+                // its reply: no need to look at the socket.
+                break;
+            }
             match Pipe::poll_fill(state, cx) {
                 Poll::Ready(true) => Pipe::dispatch(state, me),
                 Poll::Ready(false) => {}
                 Poll::Pending => break,
             }
         }
-        state.reader = Some(me);
+        if state.reader.is_none() {
+            state.reader = Some(me);
+        }
         let slot = &mut state.slots[me];
         match &slot.waker {
             Some(w) if w.will_wake(cx.waker()) => {}

@@ -12,18 +12,39 @@ pub fn array(w: &mut Vec<u8>, args: usize) {
 /// Appends one bulk-string argument made of `parts` back to back (a key prefix and a
 /// key, without joining them first).
 pub fn bulk(w: &mut Vec<u8>, parts: &[&[u8]]) {
-    header(w, b'$', parts.iter().map(|p| p.len()).sum());
+    let len = parts.iter().map(|p| p.len()).sum();
+    // One reservation for the whole argument, so the copies below never grow `w`.
+    w.reserve(len + 24);
+    header(w, b'$', len);
     for p in parts {
         w.extend_from_slice(p);
     }
     w.extend_from_slice(b"\r\n");
 }
 
+/// Appends `KIND N CRLF`. Lengths below 10^4 (nearly all) are written byte by byte:
+/// a copy of a few bytes costs more than the pushes (the caller reserved room).
 fn header(w: &mut Vec<u8>, kind: u8, n: usize) {
-    let mut digits = itoa::Buffer::new();
     w.push(kind);
-    w.extend_from_slice(digits.format(n).as_bytes());
-    w.extend_from_slice(b"\r\n");
+    if n < 10 {
+        w.push(b'0' + n as u8);
+    } else if n < 100 {
+        w.push(b'0' + (n / 10) as u8);
+        w.push(b'0' + (n % 10) as u8);
+    } else if n < 1000 {
+        w.push(b'0' + (n / 100) as u8);
+        w.push(b'0' + (n / 10 % 10) as u8);
+        w.push(b'0' + (n % 10) as u8);
+    } else if n < 10_000 {
+        w.push(b'0' + (n / 1000) as u8);
+        w.push(b'0' + (n / 100 % 10) as u8);
+        w.push(b'0' + (n / 10 % 10) as u8);
+        w.push(b'0' + (n % 10) as u8);
+    } else {
+        w.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    }
+    w.push(b'\r');
+    w.push(b'\n');
 }
 
 /// The first element of a reply, as read from the front of a buffer.
@@ -49,7 +70,7 @@ pub struct Malformed(pub String);
 /// array's header only), or None while `buf` does not hold all of it yet.
 pub fn item(buf: &[u8]) -> Result<Option<(Item<'_>, usize)>, Malformed> {
     let Some(&kind) = buf.first() else { return Ok(None) };
-    let Some(cr) = memchr::memchr(b'\r', buf) else {
+    let Some(cr) = find_cr(buf) else {
         return Ok(None);
     };
     if buf.len() < cr + 2 {
@@ -90,6 +111,17 @@ pub fn item(buf: &[u8]) -> Result<Option<(Item<'_>, usize)>, Malformed> {
             )));
         }
     }))
+}
+
+/// Where the first CR of `buf` is. Reply lines are short (`+OK`, `$100`), for which a
+/// plain scan beats setting up `memchr`'s vector search.
+fn find_cr(buf: &[u8]) -> Option<usize> {
+    let head = &buf[..buf.len().min(16)];
+    match head.iter().position(|&b| b == b'\r') {
+        Some(at) => Some(at),
+        None if buf.len() > 16 => memchr::memchr(b'\r', &buf[16..]).map(|at| at + 16),
+        None => None,
+    }
 }
 
 /// The length of the first whole reply at the front of `buf` (an array with all its
@@ -137,6 +169,11 @@ mod tests {
         bulk(&mut w, &[b"ns:", b"key"]);
         bulk(&mut w, &[b""]);
         assert_eq!(w, b"*3\r\n$3\r\nSET\r\n$6\r\nns:key\r\n$0\r\n\r\n");
+        for n in [0usize, 9, 10, 99, 100, 999, 1000, 9999, 10_000, 123_456_789] {
+            let mut w = Vec::new();
+            array(&mut w, n);
+            assert_eq!(w, format!("*{n}\r\n").into_bytes());
+        }
     }
 
     #[test]
@@ -147,6 +184,11 @@ mod tests {
         assert_eq!(item(b"$-1\r\n").unwrap(), Some((Item::Bulk(None), 5)));
         assert_eq!(item(b"$3\r\na\r\n\r\n").unwrap(), Some((Item::Bulk(Some(b"a\r\n")), 9)));
         assert_eq!(item(b"*2\r\n").unwrap(), Some((Item::Array(Some(2)), 4)));
+        let long = format!("+{}\r\n", "y".repeat(40));
+        assert_eq!(
+            item(long.as_bytes()).unwrap(),
+            Some((Item::Simple(&long.as_bytes()[1..41]), 43))
+        );
         for partial in [&b""[..], b"+OK", b"+OK\r", b"$3\r\nab", b"$3\r\nabc\r"] {
             assert_eq!(item(partial).unwrap(), None, "{partial:?}");
         }

@@ -86,6 +86,17 @@ impl Hlog {
     }
 }
 
+/// The header's point coordinates; any other `key=value` is the workload's sweep.
+const COORDINATES: [&str; 7] = [
+    "workload",
+    "engine",
+    "threads",
+    "connections",
+    "pipeline",
+    "batch",
+    "rate",
+];
+
 /// `key=value` tokens of the header comment line.
 fn parse_header(line: &str) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
@@ -95,7 +106,7 @@ fn parse_header(line: &str) -> BTreeMap<String, String> {
             // The sweep of a batched workload repeats batch=; the first one is the
             // point's batch either way.
             out.entry(k.to_string()).or_insert_with(|| v.to_string());
-            if !["workload", "engine", "threads", "connections", "batch", "rate"].contains(&k) {
+            if !COORDINATES.contains(&k) {
                 out.insert("sweep_param".to_string(), k.to_string());
                 out.insert("sweep_value".to_string(), v.to_string());
             }

@@ -18,10 +18,12 @@ use self::timeline::Track;
 use self::tsv::Table;
 use crate::report::bundle::{HDR_DIR, POINTS_TSV, RESULTS_JSON, TIMELINE_TSV};
 
-/// A point's coordinates apart from the engine, as a short label ("t2 b8 @5000").
+/// A point's coordinates apart from the engine, as a short label ("t2 b8 @5000",
+/// "t2 c4 p16 b1" with connections and a pipeline).
 pub fn cell_label(
     threads: usize,
     connections: usize,
+    pipeline: usize,
     batch: usize,
     sweep: Option<&(String, String)>,
     rate: Option<&str>,
@@ -29,6 +31,9 @@ pub fn cell_label(
     let mut parts = vec![format!("t{threads}")];
     if connections != 1 {
         parts.push(format!("c{connections}"));
+    }
+    if pipeline != 1 {
+        parts.push(format!("p{pipeline}"));
     }
     if batch != 1 {
         parts.push(format!("b{batch}"));
@@ -85,6 +90,7 @@ impl RunData {
                 && g("engine") == Some(p.engine.as_str())
                 && g("threads") == Some(p.threads.to_string().as_str())
                 && g("connections").unwrap_or("1") == p.connections.to_string()
+                && g("pipeline").unwrap_or("1") == p.pipeline.to_string()
                 && g("batch") == Some(p.batch.to_string().as_str())
                 && g("rate") == p.rate.as_ref().map(|r| r.text.as_str())
                 && match &p.sweep {

@@ -92,6 +92,8 @@ pub struct Point {
     pub threads: usize,
     /// Connections per thread (1 in reports older than `--connections`).
     pub connections: usize,
+    /// Requests in flight per connection (1 in reports older than `--pipeline`).
+    pub pipeline: usize,
     /// Batch size.
     pub batch: usize,
     /// The workload's own sweep (parameter, value), other than batch.
@@ -122,6 +124,7 @@ impl Point {
         super::cell_label(
             self.threads,
             self.connections,
+            self.pipeline,
             self.batch,
             self.sweep.as_ref(),
             self.rate.as_ref().map(|r| r.text.as_str()),
@@ -229,6 +232,7 @@ pub fn from_json(doc: &Value, path: &Path, notes: &mut Vec<String>) -> Vec<Point
             engine_version: text(p, "engine_version"),
             threads: p.get("threads").and_then(Value::as_u64).unwrap_or(1) as usize,
             connections: p.get("connections").and_then(Value::as_u64).unwrap_or(1) as usize,
+            pipeline: p.get("pipeline").and_then(Value::as_u64).unwrap_or(1) as usize,
             batch: p.get("batch").and_then(Value::as_u64).unwrap_or(1) as usize,
             sweep,
             rate,
@@ -253,6 +257,7 @@ pub fn from_tsv(t: &Table) -> Vec<Point> {
         "engine",
         "threads",
         "connections",
+        "pipeline",
         "sweep_param",
         "sweep_value",
         "batch",
@@ -343,6 +348,7 @@ fn point_of(t: &Table, rows: &[usize]) -> Option<Point> {
         engine_version: s("engine_version"),
         threads: t.num(r0, "threads").unwrap_or(1.0) as usize,
         connections: t.num(r0, "connections").unwrap_or(1.0) as usize,
+        pipeline: t.num(r0, "pipeline").unwrap_or(1.0) as usize,
         batch: t.num(r0, "batch").unwrap_or(1.0) as usize,
         sweep,
         achieved: t.num(r0, "achieved").map(|a| Spread {

@@ -35,6 +35,8 @@ pub struct Track {
     pub load_threads: Option<usize>,
     /// Connections per thread of the timed phases.
     pub connections: usize,
+    /// Requests in flight per connection of the timed phases.
+    pub pipeline: usize,
     /// Batch size.
     pub batch: usize,
     /// The workload's sweep (param, value), other than batch.
@@ -104,6 +106,7 @@ impl Track {
         super::cell_label(
             self.threads,
             self.connections,
+            self.pipeline,
             self.batch,
             self.sweep.as_ref(),
             self.rate.as_deref(),
@@ -164,6 +167,7 @@ pub fn tracks(t: &Table) -> Vec<Track> {
             // Load rows carry no rate; the timed rows say which point this is.
             track.threads = threads;
             track.connections = t.num(r, "connections").unwrap_or(1.0) as usize;
+            track.pipeline = t.num(r, "pipeline").unwrap_or(1.0) as usize;
             track.rate = Some(g("rate")).filter(|r| *r != "-").map(str::to_string);
         }
         let phase = match track.phases.iter().position(|p| p == phase_name) {
@@ -193,6 +197,7 @@ pub fn tracks(t: &Table) -> Vec<Track> {
             track.threads = track.load_threads.unwrap_or(1);
         }
         track.connections = track.connections.max(1);
+        track.pipeline = track.pipeline.max(1);
     }
     out
 }

@@ -110,6 +110,7 @@ pub fn all(ctx: &Ctx<'_>) -> Vec<Figure> {
     out.extend(summary::throughput(ctx));
     out.extend(summary::scaling(ctx));
     out.extend(summary::connections(ctx));
+    out.extend(summary::pipeline(ctx));
     out.extend(summary::batch(ctx));
     out.extend(latency::summary(ctx));
     out.extend(latency::spectrum(ctx));
@@ -138,8 +139,9 @@ pub fn group_by<T, K: PartialEq + Clone>(
     out
 }
 
-/// A point's coordinates as a sortable key: threads, batch, sweep, rate.
-pub fn cell_order(p: &Point) -> (usize, usize, usize, String, u64) {
+/// A point's coordinates as a sortable key: threads, connections, pipeline, batch,
+/// sweep, rate.
+pub fn cell_order(p: &Point) -> (usize, usize, usize, usize, String, u64) {
     let sweep = p.sweep.as_ref().map_or(String::new(), |(k, v)| {
         // Numbers sort as numbers.
         match v.parse::<f64>() {
@@ -148,13 +150,14 @@ pub fn cell_order(p: &Point) -> (usize, usize, usize, String, u64) {
         }
     });
     let rate = p.rate.as_ref().map_or(0, |r| r.per_s.max(0.0) as u64);
-    (p.threads, p.connections, p.batch, sweep, rate)
+    (p.threads, p.connections, p.pipeline, p.batch, sweep, rate)
 }
 
 /// Title fragments naming a point's coordinates: "threads 2, batch 8, rate 5000".
 pub fn coords(
     threads: Option<usize>,
     connections: Option<usize>,
+    pipeline: Option<usize>,
     batch: Option<usize>,
     sweep: Option<&(String, String)>,
     rate: Option<&str>,
@@ -165,6 +168,9 @@ pub fn coords(
     }
     if let Some(c) = connections.filter(|&c| c != 1) {
         parts.push(format!("connections {c}"));
+    }
+    if let Some(d) = pipeline.filter(|&d| d != 1) {
+        parts.push(format!("pipeline {d}"));
     }
     if let Some(b) = batch {
         parts.push(format!("batch {b}"));
@@ -191,6 +197,7 @@ pub fn point_coords(p: &Point) -> String {
     coords(
         Some(p.threads),
         Some(p.connections),
+        Some(p.pipeline),
         Some(p.batch),
         p.sweep.as_ref(),
         p.rate.as_ref().map(|r| r.text.as_str()),

@@ -1,5 +1,6 @@
 //! Figures of the grid's summary numbers: throughput bars, scalability against
-//! threads, batch amortization, and latency against target rate.
+//! threads, connections and pipeline depth, batch amortization, and latency against
+//! target rate.
 
 use super::{Ctx, DirPoint, PERCENTILES, cell_order, coords, group_by, ops_differ};
 use crate::plot::data::points::{Point, Spread};
@@ -88,9 +89,11 @@ pub fn throughput(ctx: &Ctx<'_>) -> Vec<Figure> {
     out
 }
 
-/// The coordinates a sweep figure holds fixed, as a key.
+/// The coordinates a sweep figure holds fixed, as a key: workload, threads,
+/// connections, pipeline, batch, sweep, rate (None: the one the figure sweeps).
 type Fixed = (
     String,
+    Option<usize>,
     Option<usize>,
     Option<usize>,
     Option<usize>,
@@ -109,7 +112,9 @@ fn sweep_figures(
     both: bool,
 ) -> Vec<Figure> {
     let mut out = Vec::new();
-    for ((workload, threads, connections, batch, sweep, rate), points) in group_by(ctx.points(), |(_, p)| fixed(p)) {
+    for ((workload, threads, connections, pipeline, batch, sweep, rate), points) in
+        group_by(ctx.points(), |(_, p)| fixed(p))
+    {
         let mut xs: Vec<usize> = points.iter().map(|(_, p)| x_of(p)).collect();
         xs.sort_unstable();
         xs.dedup();
@@ -122,7 +127,7 @@ fn sweep_figures(
         } else {
             Axis::linear(x_label, Unit::Count)
         };
-        let what = coords(threads, connections, batch, sweep.as_ref(), rate.as_deref());
+        let what = coords(threads, connections, pipeline, batch, sweep.as_ref(), rate.as_deref());
         let title = match what.is_empty() {
             true => format!("{family}: {workload}"),
             false => format!("{family}: {workload}, {what}"),
@@ -131,6 +136,7 @@ fn sweep_figures(
         for part in [
             threads.map(|t| format!("t{t}")),
             connections.filter(|&c| c != 1).map(|c| format!("c{c}")),
+            pipeline.filter(|&d| d != 1).map(|d| format!("p{d}")),
             batch.map(|b| format!("b{b}")),
             sweep.as_ref().map(|(k, v)| format!("{k}{v}")),
             rate.as_ref().map(|r| format!("r{r}")),
@@ -182,6 +188,7 @@ pub fn scaling(ctx: &Ctx<'_>) -> Vec<Figure> {
                 p.workload.clone(),
                 None,
                 Some(p.connections),
+                Some(p.pipeline),
                 Some(p.batch),
                 p.sweep.clone(),
                 p.rate.as_ref().map(|r| r.text.clone()),
@@ -204,12 +211,36 @@ pub fn connections(ctx: &Ctx<'_>) -> Vec<Figure> {
                 p.workload.clone(),
                 Some(p.threads),
                 None,
+                Some(p.pipeline),
                 Some(p.batch),
                 p.sweep.clone(),
                 p.rate.as_ref().map(|r| r.text.clone()),
             )
         },
         "connections per thread",
+        false,
+    )
+}
+
+/// Throughput against pipeline depth (requests in flight per connection), one line
+/// per engine.
+pub fn pipeline(ctx: &Ctx<'_>) -> Vec<Figure> {
+    sweep_figures(
+        ctx,
+        "pipeline",
+        |p| p.pipeline,
+        |p| {
+            (
+                p.workload.clone(),
+                Some(p.threads),
+                Some(p.connections),
+                None,
+                Some(p.batch),
+                p.sweep.clone(),
+                p.rate.as_ref().map(|r| r.text.clone()),
+            )
+        },
+        "requests in flight per connection",
         false,
     )
 }
@@ -225,6 +256,7 @@ pub fn batch(ctx: &Ctx<'_>) -> Vec<Figure> {
                 p.workload.clone(),
                 Some(p.threads),
                 Some(p.connections),
+                Some(p.pipeline),
                 None,
                 p.sweep.clone(),
                 p.rate.as_ref().map(|r| r.text.clone()),
@@ -240,8 +272,15 @@ pub fn batch(ctx: &Ctx<'_>) -> Vec<Figure> {
 pub fn rate(ctx: &Ctx<'_>) -> Vec<Figure> {
     let paced: Vec<DirPoint<'_>> = ctx.points().into_iter().filter(|(_, p)| p.rate.is_some()).collect();
     let mut out = Vec::new();
-    for ((workload, threads, connections, batch, sweep), points) in group_by(paced, |(_, p)| {
-        (p.workload.clone(), p.threads, p.connections, p.batch, p.sweep.clone())
+    for ((workload, threads, connections, pipeline, batch, sweep), points) in group_by(paced, |(_, p)| {
+        (
+            p.workload.clone(),
+            p.threads,
+            p.connections,
+            p.pipeline,
+            p.batch,
+            p.sweep.clone(),
+        )
     }) {
         let bytes = points.iter().any(|(_, p)| p.rate.as_ref().is_some_and(|r| r.bytes));
         let unit = if bytes { Unit::BytesPerSec } else { Unit::PerSec };
@@ -262,12 +301,21 @@ pub fn rate(ctx: &Ctx<'_>) -> Vec<Figure> {
         } else {
             Axis::linear(label, unit)
         };
-        let what = coords(Some(threads), Some(connections), Some(batch), sweep.as_ref(), None);
-        let conns = if connections == 1 {
-            String::new()
-        } else {
-            format!("-c{connections}")
-        };
+        let what = coords(
+            Some(threads),
+            Some(connections),
+            Some(pipeline),
+            Some(batch),
+            sweep.as_ref(),
+            None,
+        );
+        let mut conns = String::new();
+        if connections != 1 {
+            conns.push_str(&format!("-c{connections}"));
+        }
+        if pipeline != 1 {
+            conns.push_str(&format!("-p{pipeline}"));
+        }
         let mut fig = Figure::new(
             format!("rate-{workload}-t{threads}{conns}-b{batch}"),
             "rate",

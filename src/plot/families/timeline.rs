@@ -95,6 +95,7 @@ pub fn per_point(ctx: &Ctx<'_>) -> Vec<Figure> {
             super::coords(
                 Some(t0.threads),
                 Some(t0.connections),
+                Some(t0.pipeline),
                 Some(t0.batch),
                 t0.sweep.as_ref(),
                 t0.rate.as_deref()

@@ -1,7 +1,8 @@
 //! `kvmark compare A B`: two runs side by side, from their results.json.
 //!
 //! Points are matched by what identifies a grid cell (workload, engine, threads,
-//! connections, batch, sweep value, target rate, epoch and mode). Per matched point:
+//! connections, pipeline depth, batch, sweep value, target rate, epoch and mode; a
+//! results.json from before connections or pipelines has 1 of each). Per matched point:
 //! the median throughput over repeats in each run, the change in percent and a
 //! two-sided Mann-Whitney U test on the per-repeat throughputs ([`stats`]); per
 //! operation kind, its operations per second and its latency percentiles (service
@@ -341,11 +342,14 @@ fn load(path: &Path) -> Result<(PathBuf, Vec<Point>), String> {
 fn point(p: &Value) -> Option<Point> {
     let text = |k: &str| p.get(k).and_then(Value::as_str).map(str::to_string);
     let num = |v: &Value, k: &str| v.get(k).and_then(Value::as_f64);
+    // 1 where an older kvmark wrote none, so its points match a new run's.
+    let count = |k: &str| p.get(k).and_then(Value::as_u64).unwrap_or(1);
     let identity = json!({
         "workload": p.get("workload")?,
         "engine": p.get("engine")?,
         "threads": p.get("threads")?,
-        "connections": p.get("connections"),
+        "connections": count("connections"),
+        "pipeline": count("pipeline"),
         "batch": p.get("batch")?,
         "sweep": p.get("sweep"),
         "rate": p.get("rate").and_then(|r| r.get("text")),
@@ -357,8 +361,10 @@ fn point(p: &Value) -> Option<Point> {
         text("engine")?,
         p.get("threads")?.as_u64()?
     );
-    if let Some(c) = p.get("connections").and_then(Value::as_u64).filter(|&c| c != 1) {
-        label.push_str(&format!(" c{c}"));
+    for (field, short) in [("connections", "c"), ("pipeline", "p")] {
+        if count(field) != 1 {
+            label.push_str(&format!(" {short}{}", count(field)));
+        }
     }
     label.push_str(&format!(" b{}", p.get("batch")?.as_u64()?));
     if let Some(s) = p.get("sweep").filter(|s| !s.is_null()) {
@@ -910,6 +916,32 @@ mod tests {
         let p99 = tsv.lines().find(|l| l.contains("\tp99_ns\t")).unwrap();
         assert!(p99.ends_with("\t\t"), "{p99}");
         assert!(table(&unknown).contains("n/a: B keeps no per-repeat latency"));
+    }
+
+    #[test]
+    fn points_match_on_pipeline_depth_and_an_older_file_has_depth_1() {
+        let doc = |extra: Value| {
+            let mut p = json!({
+                "workload": "w",
+                "engine": "redis",
+                "threads": 2,
+                "batch": 1,
+                "repeats": [{ "wu_per_s": 100.0, "wall_s": 1.0 }],
+                "ops": [],
+            });
+            p.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            point(&p).unwrap()
+        };
+        // Written before --connections and --pipeline existed.
+        let old = doc(json!({}));
+        let one = doc(json!({ "connections": 1, "pipeline": 1 }));
+        let deep = doc(json!({ "connections": 1, "pipeline": 16 }));
+        assert_eq!(old.identity, one.identity);
+        assert_ne!(one.identity, deep.identity);
+        assert_eq!(one.label, "w redis t2 b1");
+        assert_eq!(deep.label, "w redis t2 p16 b1");
+        let wide = doc(json!({ "connections": 4, "pipeline": 16 }));
+        assert_eq!(wide.label, "w redis t2 c4 p16 b1");
     }
 
     #[test]

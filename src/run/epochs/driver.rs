@@ -137,7 +137,7 @@ impl CellRun<'_> {
             params,
             threads: self.cell.threads,
             connections: self.cell.connections,
-            pipeline: 1,
+            pipeline: self.cell.pipeline,
             batch: self.cell.batch,
             sweep: self.cell.sweep.clone(),
             clock: self.r.clock,

@@ -39,7 +39,8 @@ pub struct Generator {
     threads: usize,
     seed: u64,
     rng: Xoshiro256PlusPlus,
-    chars: CharPools,
+    /// Shared by the workers of a run: the same characters for every one.
+    chars: Arc<CharPools>,
     values: Values,
     section: Option<SectionState>,
     group: Option<GroupState>,
@@ -117,7 +118,7 @@ impl Generator {
             threads,
             seed,
             rng: Xoshiro256PlusPlus::seed_from_u64(mix64(seed ^ mix64(thread as u64 + 1))),
-            chars: CharPools::new(mix64(seed ^ 0x6368_6172)),
+            chars: CharPools::shared(mix64(seed ^ 0x6368_6172)),
             values: Values::new(ratio, mix64(seed ^ 0x7661_6c73)),
             plan,
             section: None,

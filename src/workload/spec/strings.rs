@@ -94,6 +94,21 @@ pub const MAX_STRING_BYTES: usize = 64 << 20;
 const POOL_BYTES: usize = 1 << 16;
 
 impl CharPools {
+    /// The pools for `seed` that another worker of this process already holds, or new
+    /// ones: every worker of a run has the same (built once, not once per worker).
+    pub fn shared(seed: u64) -> std::sync::Arc<Self> {
+        use std::sync::{Arc, Mutex, Weak};
+        static POOLS: Mutex<Vec<(u64, Weak<CharPools>)>> = Mutex::new(Vec::new());
+        let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = pools.iter().find(|(s, _)| *s == seed).and_then(|(_, p)| p.upgrade()) {
+            return p;
+        }
+        pools.retain(|(_, p)| p.strong_count() > 0);
+        let made = Arc::new(CharPools::new(seed));
+        pools.push((seed, Arc::downgrade(&made)));
+        made
+    }
+
     /// Pools drawn from `seed`.
     pub fn new(seed: u64) -> Self {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);

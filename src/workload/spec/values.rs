@@ -1,8 +1,13 @@
 //! Values: slices of a pre-generated random buffer at random offsets, as db_bench
 //! makes them, instead of sampling every byte.
 //!
-//! The buffer ([`ValuePool`]) is built once per thread from the spec's character set,
-//! compressible to the spec's `compression_ratio` (db_bench's knob).
+//! The buffer ([`ValuePool`]) is built from the spec's character set, compressible to
+//! the spec's `compression_ratio` (db_bench's knob), and the run's seed: the same for
+//! every worker, so the workers of a process share one (a megabyte each, built once
+//! instead of once per worker: a server run may have hundreds of workers).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
 
 use rand::Rng;
 
@@ -35,10 +40,30 @@ impl ValueGen {
     }
 }
 
-/// The pools of one thread, built on first use per character set.
+/// The pool of character set `cs`, compression ratio `ratio` and seed `seed`: the one
+/// another worker of this process already holds, or a new one. Called when a phase
+/// starts, never per operation.
+fn shared_pool(cs: CharacterSet, ratio: f64, seed: u64) -> Arc<ValuePool> {
+    type Key = (usize, u64, u64);
+    static POOLS: Mutex<Option<HashMap<Key, Weak<ValuePool>>>> = Mutex::new(None);
+    let key = (cs as usize, ratio.to_bits(), seed);
+    let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+    let pools = pools.get_or_insert_with(HashMap::new);
+    if let Some(pool) = pools.get(&key).and_then(Weak::upgrade) {
+        return pool;
+    }
+    // Pools no worker holds any more are dropped from the table here.
+    pools.retain(|_, p| p.strong_count() > 0);
+    let pool = Arc::new(ValuePool::new(charset_bytes(cs), ratio, seed));
+    pools.insert(key, Arc::downgrade(&pool));
+    pool
+}
+
+/// The pools of one worker (shared with the other workers), taken on first use per
+/// character set.
 #[derive(Debug)]
 pub struct Values {
-    pools: [Option<ValuePool>; 3],
+    pools: [Option<Arc<ValuePool>>; 3],
     ratio: f64,
     seed: u64,
     buf: Vec<u8>,
@@ -61,11 +86,7 @@ impl Values {
             if let ValueGen::Pool { cs, .. } = g {
                 let i = *cs as usize;
                 if self.pools[i].is_none() {
-                    self.pools[i] = Some(ValuePool::new(
-                        charset_bytes(*cs),
-                        self.ratio,
-                        self.seed ^ (i as u64 + 1),
-                    ));
+                    self.pools[i] = Some(shared_pool(*cs, self.ratio, self.seed ^ (i as u64 + 1)));
                 }
             }
         }
