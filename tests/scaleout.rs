@@ -793,12 +793,20 @@ fn merged_verify_runs_sum_the_anomalies() {
             .all(|e| segs.iter().any(|s| s["examples"].as_array().unwrap().contains(e)))
     );
     let tsv = std::fs::read_to_string(out.join("verify.tsv")).unwrap();
+    let header: Vec<&str> = tsv.lines().next().unwrap_or_default().split('\t').collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no {name}: {tsv}"))
+    };
+    let (anomaly, count) = (col("anomaly"), col("count"));
     let row = tsv
         .lines()
-        .find(|l| l.split('\t').nth(11) == Some("lost_write"))
+        .find(|l| l.split('\t').nth(anomaly) == Some("lost_write"))
         .unwrap_or_else(|| panic!("no lost_write row: {tsv}"));
     assert_eq!(
-        row.split('\t').nth(12),
+        row.split('\t').nth(count),
         Some(lost(merged).to_string().as_str()),
         "{row}"
     );

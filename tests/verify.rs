@@ -45,13 +45,22 @@ fn run(dir: &Path, args: &[&str]) -> (i32, String, Value) {
     let point = json["points"][0].clone();
     let tsv = std::fs::read_to_string(bundle.join("verify.tsv")).unwrap();
     // verify.tsv agrees with results.json: one row per kind, the same counts.
+    // Columns by their header's names: the grid's axes come first and grow.
+    let header: Vec<&str> = tsv.lines().next().unwrap_or_default().split('\t').collect();
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no {name}: {tsv}"))
+    };
+    let (anomaly, count) = (col("anomaly"), col("count"));
     let rows: Vec<&str> = tsv.lines().skip(1).collect();
     assert_eq!(rows.len(), KINDS.len(), "{tsv}");
     for (row, kind) in rows.iter().zip(KINDS) {
         let cols: Vec<&str> = row.split('\t').collect();
-        assert_eq!(cols[11], kind, "{tsv}");
+        assert_eq!(cols[anomaly], kind, "{tsv}");
         assert_eq!(
-            cols[12],
+            cols[count],
             point["verify"]["counts"][kind].to_string(),
             "verify.tsv and results.json disagree on {kind}"
         );
