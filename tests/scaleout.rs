@@ -793,14 +793,7 @@ fn merged_verify_runs_sum_the_anomalies() {
             .all(|e| segs.iter().any(|s| s["examples"].as_array().unwrap().contains(e)))
     );
     let tsv = std::fs::read_to_string(out.join("verify.tsv")).unwrap();
-    let header: Vec<&str> = tsv.lines().next().unwrap_or_default().split('\t').collect();
-    let col = |name: &str| {
-        header
-            .iter()
-            .position(|h| *h == name)
-            .unwrap_or_else(|| panic!("no {name}: {tsv}"))
-    };
-    let (anomaly, count) = (col("anomaly"), col("count"));
+    let (anomaly, count) = (tsv_column(&tsv, "anomaly"), tsv_column(&tsv, "count"));
     let row = tsv
         .lines()
         .find(|l| l.split('\t').nth(anomaly) == Some("lost_write"))

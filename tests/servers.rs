@@ -425,14 +425,11 @@ fn a_pipelined_run_keeps_every_request_and_shares_each_connection() {
     // At depth 8 the 32 workers share 4 connections: the server counts those and the
     // sampler's own (one more for slack), never one per worker.
     let timeline = std::fs::read_to_string(run_dir.join("timeline.tsv")).unwrap();
-    let header: Vec<&str> = timeline.lines().next().unwrap().split('\t').collect();
-    let col = |name: &str| {
-        header
-            .iter()
-            .position(|h| *h == name)
-            .unwrap_or_else(|| panic!("no {name}: {header:?}"))
-    };
-    let (metric, value, pipeline) = (col("metric"), col("value"), col("pipeline"));
+    let (metric, value, pipeline) = (
+        tsv_column(&timeline, "metric"),
+        tsv_column(&timeline, "value"),
+        tsv_column(&timeline, "pipeline"),
+    );
     let most = timeline
         .lines()
         .skip(1)

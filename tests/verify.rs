@@ -9,7 +9,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{kvmark, workload};
+use common::{kvmark, tsv_column, workload};
 use kvmark::engine::storage::{Reach, reach, servers_required};
 use serde_json::Value;
 
@@ -45,15 +45,7 @@ fn run(dir: &Path, args: &[&str]) -> (i32, String, Value) {
     let point = json["points"][0].clone();
     let tsv = std::fs::read_to_string(bundle.join("verify.tsv")).unwrap();
     // verify.tsv agrees with results.json: one row per kind, the same counts.
-    // Columns by their header's names: the grid's axes come first and grow.
-    let header: Vec<&str> = tsv.lines().next().unwrap_or_default().split('\t').collect();
-    let col = |name: &str| {
-        header
-            .iter()
-            .position(|h| *h == name)
-            .unwrap_or_else(|| panic!("no {name}: {tsv}"))
-    };
-    let (anomaly, count) = (col("anomaly"), col("count"));
+    let (anomaly, count) = (tsv_column(&tsv, "anomaly"), tsv_column(&tsv, "count"));
     let rows: Vec<&str> = tsv.lines().skip(1).collect();
     assert_eq!(rows.len(), KINDS.len(), "{tsv}");
     for (row, kind) in rows.iter().zip(KINDS) {

@@ -103,6 +103,16 @@ pub fn assert_exit(o: &Output, code: i32) {
     );
 }
 
+/// Where column `name` is in `tsv`'s header line: report files are read by their
+/// columns' names, since the grid's axes before them grow.
+pub fn tsv_column(tsv: &str, name: &str) -> usize {
+    let header = tsv.lines().next().unwrap_or_default();
+    header
+        .split('\t')
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column {name} in: {header}"))
+}
+
 /// Parses the summary table: one map of column name to value per row.
 pub fn summary_rows(out: &str) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
