@@ -21,7 +21,9 @@ data=${1:?usage: bench/rocksdb-overhead.sh DATA_DIR [ROUNDS] [OPS] [ITEMS]}
 rounds=${2:-5}; ops=${3:-200000}; items=${4:-200000}; modes=${5:-fill read spec}
 target=${CARGO_TARGET_DIR:-target}
 kvmark=${KVMARK:-$target/release/kvmark}
-bare=${BARE:-$(ls -t "$target"/release/deps/rocksdb_overhead-* 2>/dev/null | grep -v '\.d$' | head -1)}
+# `|| true`: before `cargo bench --bench rocksdb_overhead --no-run` there is no bare
+# loop (or only its .d file), and the check below must say so instead of set -e.
+bare=${BARE:-$(ls -t "$target"/release/deps/rocksdb_overhead-* 2>/dev/null | grep -v '\.d$' | head -1 || true)}
 [ -x "$kvmark" ] || { echo "build first: cargo build --release (or set KVMARK)" >&2; exit 2; }
 [ -x "${bare:-}" ] || { echo "build first: cargo bench --bench rocksdb_overhead --no-run (or set BARE)" >&2; exit 2; }
 [ -d "$data" ] || { echo "$data: not a directory" >&2; exit 2; }

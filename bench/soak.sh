@@ -11,7 +11,9 @@
 # usage: bench/soak.sh [MINUTES] [THREADS] [ITEMS] [RATE] [SAMPLE]
 #        (default 30 2 100000 5000 10; RATE in units per second for the whole run)
 #        KVMARK=path/to/kvmark, SOAK_DIR=where the store and the report go (default
-#        a temporary directory under /var/tmp, removed afterwards unless SOAK_KEEP=1)
+#        a temporary directory under /var/tmp, removed afterwards unless SOAK_KEEP=1);
+#        SOAK_SECS=the run's length in seconds instead of MINUTES and SOAK_REF=the
+#        reference in seconds instead of minute 5, for trying the script on short runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 minutes=${1:-30}; threads=${2:-2}; items=${3:-100000}; rate=${4:-5000}; sample=${5:-10}
@@ -19,13 +21,13 @@ kvmark=$(realpath "${KVMARK:-${CARGO_TARGET_DIR:-target}/release/kvmark}")
 [ -x "$kvmark" ] || { echo "build first: cargo build --release (or set KVMARK)" >&2; exit 2; }
 # The reference point: minute 5 (SOAK_REF seconds, for trying the script on short runs).
 ref=${SOAK_REF:-300}
-[ "$((minutes * 60))" -gt "$ref" ] || { echo "MINUTES must end after the reference at $ref s" >&2; exit 2; }
+secs=${SOAK_SECS:-$((minutes * 60))}
+[ "$secs" -gt "$ref" ] || { echo "the run ($secs s) must end after the reference at $ref s" >&2; exit 2; }
 dir=${SOAK_DIR:-$(mktemp -d /var/tmp/kvmark-soak.XXXXXX)}
 mkdir -p "$dir/data"
 [ "${SOAK_KEEP:-0}" = 1 ] || trap 'rm -rf "$dir"' EXIT
 
-secs=$((minutes * 60))
-echo "soak: rocksdb, $threads threads, $items items, $rate units/s, $minutes min, a sample every $sample s, in $dir" >&2
+echo "soak: rocksdb, $threads threads, $items items, $rate units/s, $secs s, a sample every $sample s, in $dir" >&2
 status=0
 "$kvmark" --backend rocksdb --threads "$threads" --items "$items" --secs "$secs" \
   --rate "$rate" --timeline "$sample" --data-dir "$dir/data" --report-dir "$dir/report" \

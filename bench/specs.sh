@@ -6,14 +6,18 @@
 # (user + system, from time(1)), which a busy shared machine disturbs much less. Spec
 # and Lua runs alternate so drift hits both alike.
 #
-# usage: bench/specs.sh [RUNS]
+# usage: bench/specs.sh [RUNS] [NULL_OPS]
+#   RUNS runs of each figure (7; memory: at most 3), NULL_OPS units in each null run
+#   (20000000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=${1:-7}
+runs=${1:-7}; null_ops=${2:-20000000}
 kvmark=${KVMARK:-${CARGO_TARGET_DIR:-target}/release/kvmark}
 [ -x "$kvmark" ] || { echo "build first: cargo build --release (or set KVMARK)" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# The null spec at NULL_OPS: sizes outside a spec's own op_count need a file.
+sed "s/\"op_count\": 20000000/\"op_count\": $null_ops/" bench/null-spec.json >"$tmp/null-spec.json"
 
 median() {
   sort -g | awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2;
@@ -31,7 +35,7 @@ echo "  ops/s (wall):       $(median <"$tmp/gen_wall")"
 echo "  ops per CPU second: $(median <"$tmp/gen_cpu")"
 
 for f in live-5m live-5m-deletes live-5m-ranges; do
-  for _ in 1 2 3; do
+  for _ in $(seq $((runs < 3 ? runs : 3))); do
     /usr/bin/time -f "%M" "$kvmark" gen "bench/$f.json" -o /dev/null 2>&1 | tail -n 1 >>"$tmp/mem_$f"
   done
   echo "peak RSS of gen bench/$f.json, KiB: $(median <"$tmp/mem_$f")"
@@ -48,9 +52,9 @@ measure() {
 for _ in $(seq "$runs"); do
   measure ycsb_spec 1100000 bench/ycsb-a-spec.json
   measure ycsb_lua 1100000 --ops 1100000 bench/ycsb-a-lua.lua
-  measure null_spec 20000000 bench/null-spec.json
-  measure null_lua 20000000 --ops 20000000 bench/null-lua.lua
-  measure null_const 20000000 --ops 20000000 workloads/null.lua
+  measure null_spec "$null_ops" "$tmp/null-spec.json"
+  measure null_lua "$null_ops" --ops "$null_ops" bench/null-lua.lua
+  measure null_const "$null_ops" --ops "$null_ops" workloads/null.lua
 done
 for pair in "ycsb_spec bench/ycsb-a-spec.json" "ycsb_lua bench/ycsb-a-lua.lua" \
   "null_spec bench/null-spec.json" "null_lua bench/null-lua.lua" "null_const workloads/null.lua"; do

@@ -12,19 +12,33 @@
 #
 # usage: bench/ycsb-servers.sh [ENGINE...]   (default: every server engine and rocksdb)
 # Prints one table row per run; keeps each run's report under $OUT (/var/tmp/ycsb-servers).
+# RECORDS (100000) and RUN_SECS (60) shrink the other engines' load and every engine's
+# run phase, for trying the script quickly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kvmark=${KVMARK:-${CARGO_TARGET_DIR:-target}/release/kvmark}
 [ -x "$kvmark" ] || { echo "build first: cargo build --release (or set KVMARK)" >&2; exit 2; }
 out=${OUT:-/var/tmp/ycsb-servers}
 records=${MONGODB_RECORDS:-5000}
+full=${RECORDS:-100000}
+run_secs=${RUN_SECS:-60}
 engines=("$@")
 [ ${#engines[@]} -gt 0 ] || engines=(redis postgres mariadb myrocks mongodb etcd redis-cluster rocksdb rocksdb-small)
 export KVMARK_SERVERS_DIR=${KVMARK_SERVERS_DIR:-$(mktemp -d /tmp/ycsb-servers.XXXXXX)}
 trap 'scripts/servers stop >/dev/null 2>&1 || true' EXIT
 mkdir -p "$out"
+# The spec with N records loaded and a run phase of RUN_SECS.
+spec_of() { # N FILE
+  sed -e "s/\"op_count\": 100000/\"op_count\": $1/" -e "s/\"duration\": 60/\"duration\": $run_secs/" \
+    bench/ycsb-a-60s.json > "$2"
+}
 small="$out/ycsb-a-60s-${records}.json"
-sed "s/\"op_count\": 100000/\"op_count\": $records/" bench/ycsb-a-60s.json > "$small"
+spec_of "$records" "$small"
+large=bench/ycsb-a-60s.json
+if [ "$full" != 100000 ] || [ "$run_secs" != 60 ]; then
+  large="$out/ycsb-a-60s-${full}.json"
+  spec_of "$full" "$large"
+fi
 
 # The server each engine runs on (none: in-process).
 server_of() {
@@ -38,8 +52,8 @@ server_of() {
 printf '| engine | records | run ops/s | get p50 / p99 | put p50 / p99 | load put p50 / p99 | errors | load average |\n'
 printf '|---|---|---|---|---|---|---|---|\n'
 for e in "${engines[@]}"; do
-  spec=bench/ycsb-a-60s.json
-  n=100000
+  spec=$large
+  n=$full
   backend=$e
   if [ "$e" = mongodb ] || [ "$e" = rocksdb-small ]; then spec=$small; n=$records; fi
   [ "$e" = rocksdb-small ] && backend=rocksdb

@@ -70,10 +70,30 @@ fn main() {
                     let seed = i < SEED_SAMPLES;
                     let t = if seed { i + 1 } else { i + 1 - SEED_SAMPLES } as f64 * PERIOD;
                     let phase = if seed { "seed" } else { "run" };
-                    let lead = format!("mixed\t{engine}\t{threads}\tbatch\t{batch}\t{phase}\t{t:.3}");
-                    let tail = format!("{batch}\t1\t{PERIOD:.3}\t-\t{seq}");
+                    // Each point: a 1 s seed, then its 6 s timed, one after the other.
+                    let unix = start_unix + (seq - 1) as f64 * 7.0 + t + if seed { 0.0 } else { 1.0 };
+                    // Filled by column name, so a column kvmark adds cannot leave rows short.
                     let mut metric = |name: &str, v: f64| {
-                        let _ = writeln!(line, "{lead}\t{name}\t{v:.3}\t{tail}");
+                        let row: Vec<String> = kvmark::report::timeline::COLUMNS
+                            .iter()
+                            .map(|c| match *c {
+                                "workload" => "mixed".into(),
+                                "engine" => engine.into(),
+                                "threads" => threads.to_string(),
+                                "sweep_param" => "batch".into(),
+                                "sweep_value" | "batch" => batch.to_string(),
+                                "phase" => phase.into(),
+                                "elapsed_s" => format!("{t:.3}"),
+                                "metric" => name.into(),
+                                "value" => format!("{v:.3}"),
+                                "repeat" | "connections" | "pipeline" => "1".into(),
+                                "interval_s" => format!("{PERIOD:.3}"),
+                                "measurement" => seq.to_string(),
+                                "unix_s" => format!("{unix:.6}"),
+                                _ => "-".into(),
+                            })
+                            .collect();
+                        let _ = writeln!(line, "{}", row.join("\t"));
                     };
                     if seed {
                         metric("keys_per_s", 200_000.0 * (0.8 + 0.4 * rng.next()));
