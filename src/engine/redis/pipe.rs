@@ -507,9 +507,11 @@ impl Wait<'_> {
                 return Poll::Ready(Err(e));
             }
         };
-        // Outside connections nobody writes for this session: it does.
-        if !state.flagged && state.written < state.wbuf.len() && Pipe::poll_flush(state, cx).is_ready() {
-            // Written, or failed (then `broken` says why, below).
+        // Outside connections nobody writes for this session: it does. A failed write
+        // leaves `broken` set, which the loop below reports; Pending means the socket
+        // holds this waker for writing.
+        if !state.flagged && state.written < state.wbuf.len() {
+            let _ = Pipe::poll_flush(state, cx);
         }
         loop {
             if let Some(why) = &state.broken {
