@@ -93,17 +93,25 @@ fn sim_with(fault: &str) -> (i32, String, Value) {
 
 /// Asserts the run failed with anomalies of exactly the kinds in `found`.
 fn detected(fault: &str, found: &[&str]) {
+    detected_maybe_with(fault, found, &[]);
+}
+
+/// Asserts the run failed with anomalies of every kind in `found`, and of no kind
+/// outside `found` and `racing` (kinds a race with a concurrent write may turn some of
+/// the fault's reads into).
+fn detected_maybe_with(fault: &str, found: &[&str], racing: &[&str]) {
     let (code, console, point) = sim_with(fault);
     assert_eq!(code, 1, "{fault}: anomalies make the exit status 1\n{console}");
     for (kind, n) in KINDS.iter().zip(counts(&point)) {
-        assert_eq!(
-            n > 0,
-            found.contains(kind),
-            "{fault}: {kind} counted {n}, expected only {found:?}\n{console}"
-        );
+        if found.contains(kind) {
+            assert!(n > 0, "{fault}: {kind} counted 0, expected some\n{console}");
+        } else if !racing.contains(kind) {
+            assert_eq!(n, 0, "{fault}: {kind} counted {n}, expected only {found:?}\n{console}");
+        }
     }
     let first = &point["verify"]["examples"][0];
-    assert!(found.contains(&first["kind"].as_str().unwrap()), "{first}");
+    let kind = first["kind"].as_str().unwrap();
+    assert!(found.contains(&kind) || racing.contains(&kind), "{first}");
     assert!(first["key"].as_str().unwrap().starts_with('k'), "{first}");
     assert!(console.contains("verify: "), "{console}");
     assert!(console.contains(found[0]), "the console names {}\n{console}", found[0]);
@@ -127,7 +135,9 @@ fn flipped_bytes_are_corrupt_values() {
 
 #[test]
 fn skipped_deletes_are_resurrected_deletes() {
-    detected("resurrect=10", &["resurrected_delete"]);
+    // A value back from under a delete while a put of the key is in flight is a
+    // stale_read by definition: the put is acceptable too, so not only a delete is.
+    detected_maybe_with("resurrect=10", &["resurrected_delete"], &["stale_read"]);
 }
 
 #[test]
