@@ -21,9 +21,12 @@ run: setup
 # Everything in the release profile, so the engines' C/C++ code is compiled once and
 # shared by the build, clippy and the tests. The tests run with private Redis and
 # PostgreSQL servers (scripts/with-servers), stopped afterwards even when a test fails.
+# The bench binaries are those tests/bench_scripts.rs's scripts run (the bench profile
+# shares the release build of the library).
 test: setup
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --all-targets -- -D warnings
+	$(CARGO) bench --no-run --bench rocksdb_overhead --bench merge_input --bench plot_input
 	scripts/with-servers $(CARGO) test --release
 
 quick:
