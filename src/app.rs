@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::cli::{Cli, Command, GenArgs, MergeArgs, PlotArgs, RunArgs};
 use crate::engine::net::mask_password;
@@ -36,7 +36,9 @@ pub fn main(cli: Cli) -> ExitCode {
             ExitCode::from(EXIT_OK)
         }
         Some(Command::Gen(args)) => ExitCode::from(generate(&args)),
-        Some(Command::Replay(args)) => ExitCode::from(run_benchmark_with(*args, |path, _| replay::open_workload(path))),
+        Some(Command::Replay(args)) => {
+            ExitCode::from(run_benchmark_with(*args, |path, _, _| replay::open_workload(path)))
+        }
         Some(Command::Plot(args)) => ExitCode::from(plot_dirs(&args)),
         Some(Command::Merge(args)) => ExitCode::from(merge_dirs(&args)),
         Some(Command::Compare(args)) => ExitCode::from(compare_runs(&args)),
@@ -277,8 +279,10 @@ fn run_benchmark(args: RunArgs) -> u8 {
     run_benchmark_with(args, crate::workload::open_until)
 }
 
-/// Opens a workload file, stopped by the run's abort flag.
-type AbortableOpener = fn(&std::path::Path, &Arc<AtomicBool>) -> Result<Arc<dyn Workload>, WorkloadError>;
+/// Opens a workload file, stopped by the run's abort flag or after the limit on a
+/// file's top level (`--load-secs`).
+type AbortableOpener =
+    fn(&std::path::Path, &Arc<AtomicBool>, Option<Duration>) -> Result<Arc<dyn Workload>, WorkloadError>;
 
 fn run_benchmark_with(args: RunArgs, open: AbortableOpener) -> u8 {
     let abort = Arc::new(AtomicBool::new(false));
@@ -311,7 +315,8 @@ fn run_benchmark_with(args: RunArgs, open: AbortableOpener) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let mut plan = match args.into_plan_with(&|path| open(path, &abort)) {
+    let top_level_limit = crate::cli::load_limit(args.load_secs);
+    let mut plan = match args.into_plan_with(&|path| open(path, &abort, top_level_limit)) {
         Ok(plan) => plan,
         // Ctrl-C while a workload file's top level ran.
         Err(_) if abort.load(Ordering::Relaxed) => return EXIT_INTERRUPTED,

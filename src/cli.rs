@@ -12,6 +12,6 @@ mod ycsb;
 pub use self::args::{Cli, Command, GenArgs, MergeArgs, PlotArgs, RunArgs};
 pub use self::parse::{ParseError, parse_config_text, parse_from};
 pub use self::plan::{
-    DEFAULT_ITEMS, DEFAULT_OPS, DEFAULT_SEED, DEFAULT_SLO_SECS, DEFAULT_USERS, MAX_TIMELINE, MIN_TIMELINE, Opener,
-    UsageError, open_workloads, open_workloads_with, parse_engine_opts, timeline_ok,
+    DEFAULT_ITEMS, DEFAULT_LOAD_SECS, DEFAULT_OPS, DEFAULT_SEED, DEFAULT_SLO_SECS, DEFAULT_USERS, MAX_TIMELINE,
+    MIN_TIMELINE, Opener, UsageError, load_limit, open_workloads, open_workloads_with, parse_engine_opts, timeline_ok,
 };

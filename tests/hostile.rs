@@ -90,13 +90,9 @@ fn the_time_budget_stops_units_that_never_return_on_every_connection() {
         &path,
     ]);
     let o = ended_within(child, Duration::from_secs(30), None);
-    assert_exit(&o, 0);
-    let out = stdout(&o);
-    assert!(
-        out.contains("threads=1 connections=3 batch=1 (median of 1 run)"),
-        "{out}"
-    );
-    assert!(!out.contains("FAILED") && !out.contains("INTERRUPTED"), "{out}");
+    // Stopped in time; no unit finished, so the point has no figure and fails.
+    assert_says(&o, 1, "phase run: no unit finished in its 1 s: a unit never returned");
+    assert!(!stdout(&o).contains("INTERRUPTED"), "{}", stdout(&o));
 }
 
 #[test]
@@ -111,11 +107,69 @@ fn the_time_budget_stops_units_that_never_return() {
         let (_dir, path) = lua(name, &format!("return {{ run = function(ctx) {run} end }}"));
         let child = spawn_kvmark(&["--secs", "1", "--threads", "2", &path]);
         let o = ended_within(child, Duration::from_secs(30), None);
-        assert_exit(&o, 0);
-        let out = stdout(&o);
-        assert!(out.contains("threads=2 batch=1 (median of 1 run)"), "{name}: {out}");
-        assert!(!out.contains("FAILED") && !out.contains("INTERRUPTED"), "{name}: {out}");
+        // Stopped in time; no unit finished, so the point has no figure and fails
+        // (it used to exit 0 with an empty point).
+        assert_says(&o, 1, "phase run: no unit finished in its 1 s: a unit never returned");
+        assert!(!stdout(&o).contains("INTERRUPTED"), "{name}: {}", stdout(&o));
     }
+    // A unit that takes a while but returns is a result, not a failure.
+    let (_dir, path) = lua(
+        "slow.lua",
+        "return { run = function(ctx) local t = os.clock() while os.clock() - t < 0.3 do end end }",
+    );
+    let o = ended_within(
+        spawn_kvmark(&["--secs", "1", "--threads", "1", &path]),
+        Duration::from_secs(30),
+        None,
+    );
+    assert_exit(&o, 0);
+}
+
+#[test]
+fn load_secs_stops_lua_that_never_returns_at_top_level_and_in_load() {
+    let spin = "while true do end";
+    // The top level runs while the file is read: a bad workload file, nothing runs.
+    let (_dir, top) = lua("top.lua", &format!("{spin}\nreturn {{ run = function(ctx) end }}"));
+    let o = ended_within(
+        spawn_kvmark(&["--secs", "1", "--load-secs", "1", &top]),
+        Duration::from_secs(30),
+        None,
+    );
+    assert_says(
+        &o,
+        2,
+        "top.lua: the file's top level did not return within --load-secs 1",
+    );
+    // A load() that never returns fails its point, on every thread.
+    let (_dir, load) = lua(
+        "load.lua",
+        &format!("return {{ load = function(ctx) {spin} end, run = function(ctx) end }}"),
+    );
+    let o = ended_within(
+        spawn_kvmark(&["--secs", "1", "--load-secs", "1", "--threads", "2", &load]),
+        Duration::from_secs(30),
+        None,
+    );
+    assert_says(&o, 1, "load() did not return within --load-secs 1 (an endless loop?)");
+    // 0 is no limit, not no time: the same load runs on until Ctrl-C.
+    let (_dir, spinning) = lua(
+        "spinning.lua",
+        &format!(
+            "return {{ load = function(ctx) io.stderr:write('spinning\\n') {spin} end, run = function(ctx) end }}"
+        ),
+    );
+    let (mut child, err) = started(&["--load-secs", "0", "--ops", "10", &spinning], "spinning");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(child.try_wait().unwrap().is_none(), "kvmark ended with --load-secs 0");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_exit(&ended_within(child, Duration::from_secs(10), Some(err)), 130);
+    // A negative limit is refused.
+    assert_says(
+        &kvmark(&["--load-secs", "-1", &top]),
+        2,
+        "--load-secs -1: give a number of seconds",
+    );
 }
 
 #[test]
@@ -163,6 +217,33 @@ fn lua_running_out_of_memory_fails_the_point_naming_the_file() {
     );
     let o = kvmark(&["--ops", "64", "--threads", "64", &path]);
     assert_says(&o, 1, "hog.lua: the workload's Lua state reached its memory limit");
+}
+
+#[test]
+fn lua_running_out_of_memory_under_ulimit_fails_the_point_instead_of_aborting() {
+    // Under `ulimit -v 2 GB` a 400 MB string used to abort the process (the system
+    // refused the allocation before the limit, set from the machine's memory, did).
+    let (_dir, path) = lua(
+        "big.lua",
+        "return { run = function(ctx) local s = string.rep('x', 400 * 1024 * 1024) end }",
+    );
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kvmark"));
+    cmd.args(["--ops", "3", &path]);
+    // SAFETY: setrlimit is async-signal-safe, as pre_exec requires.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            let lim = libc::rlimit {
+                rlim_cur: 2 << 30,
+                rlim_max: 2 << 30,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let o = cmd.output().unwrap();
+    assert_says(&o, 1, "big.lua: the workload's Lua state reached its memory limit");
 }
 
 #[test]

@@ -174,6 +174,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = seconds)]
     pub secs: Option<f64>,
 
+    /// The longest a workload file's top level, and each point's load(), may take, in
+    /// seconds; past it the point fails (an endless loop would hang the run). 0: no
+    /// limit, for loads that need longer. [default: 600]
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = warmup_seconds)]
+    pub load_secs: Option<f64>,
+
     /// Worker thread counts to sweep, comma-separated (e.g. 1,2,4), each at most 4096.
     /// [default: 1]
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = thread_item)]

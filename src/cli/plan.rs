@@ -160,6 +160,20 @@ impl RunArgs {
     }
 }
 
+/// How long a workload file's top level and each load() may run by default
+/// (`--load-secs`): far past any load a benchmark on one machine makes, so only code
+/// that never returns reaches it.
+pub const DEFAULT_LOAD_SECS: f64 = 600.0;
+
+/// The limit `--load-secs` gives (None: no limit); a value the plan refuses (negative,
+/// NaN) reads as the default, for the opener that runs before the plan checks it.
+pub fn load_limit(load_secs: Option<f64>) -> Option<Duration> {
+    match load_secs.filter(|s| s.is_finite() && *s >= 0.0) {
+        Some(0.0) => None,
+        s => Some(Duration::from_secs_f64(s.unwrap_or(DEFAULT_LOAD_SECS))),
+    }
+}
+
 /// Opens one workload file.
 pub type Opener<'a> = &'a dyn Fn(&std::path::Path) -> Result<Arc<dyn Workload>, WorkloadError>;
 
@@ -187,6 +201,12 @@ impl RunArgs {
             (Some(s), _) => Budget::Secs(s),
             (None, Some(0)) => return Err(self.refused_value("ops", 0, "give a positive number of units")),
             (None, ops) => Budget::Ops(ops.unwrap_or(default_ops)),
+        };
+        let load_limit = match self.load_secs {
+            Some(s) if !(s.is_finite() && s >= 0.0) => {
+                return Err(self.refused_value("load_secs", s, "give a number of seconds, 0 (no limit) or more"));
+            }
+            s => load_limit(s),
         };
         let open_loop = OpenLoop::parse(&self, budget, self.repeat.unwrap_or(1))?;
         let epochs = self.epoch_flags()?;
@@ -339,6 +359,7 @@ impl RunArgs {
             pipeline,
             batch,
             budget,
+            load_limit,
             repeat,
             params,
             load_threads: self.seed_threads,

@@ -59,6 +59,10 @@ pub fn render(plan: &Plan, outputs: &Outputs) -> Result<String, String> {
     put("seed_once", plan.load_once.to_string())?;
     put("keep_data", plan.keep_data.to_string())?;
     put("settle", plan.settle.to_string())?;
+    put(
+        "load_secs",
+        plan.load_limit.map_or(0.0, |l| l.as_secs_f64()).to_string(),
+    )?;
     if let Some(dir) = &plan.data_dir {
         put("data_dir", abs(dir))?;
     }

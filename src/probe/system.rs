@@ -161,6 +161,65 @@ pub fn parse_meminfo(text: &str, field: &str) -> Option<u64> {
     })
 }
 
+/// Bytes this process may still allocate before the system refuses, as far as can be
+/// told: the least of the machine's available memory, what its cgroup (v2 or v1)
+/// leaves, and what its address-space and data-segment limits leave. None when none
+/// of them can be read.
+pub fn memory_headroom() -> Option<u64> {
+    let machine = meminfo_kib("MemAvailable").map(|kib| kib << 10);
+    let cgroup = cgroup_headroom();
+    let vm_kib = |field: &str| {
+        std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|t| parse_meminfo(&t, field))
+            .map(|kib| kib << 10)
+    };
+    let address_space = rlimit_headroom(libc::RLIMIT_AS, vm_kib("VmSize"));
+    let data = rlimit_headroom(libc::RLIMIT_DATA, vm_kib("VmData"));
+    [machine, cgroup, address_space, data].into_iter().flatten().min()
+}
+
+/// What the process's cgroup leaves: `memory.max - memory.current` (v2) or
+/// `memory.limit_in_bytes - memory.usage_in_bytes` (v1); None without a limit.
+fn cgroup_headroom() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let read = |path: String| std::fs::read_to_string(path).ok()?.trim().parse::<u64>().ok();
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let (max, used) = if controllers.is_empty() {
+            let dir = format!("/sys/fs/cgroup{path}");
+            (read(format!("{dir}/memory.max")), read(format!("{dir}/memory.current")))
+        } else if controllers.split(',').any(|c| c == "memory") {
+            let dir = format!("/sys/fs/cgroup/memory{path}");
+            (
+                read(format!("{dir}/memory.limit_in_bytes")),
+                read(format!("{dir}/memory.usage_in_bytes")),
+            )
+        } else {
+            continue;
+        };
+        // "max" (v2) does not parse, and v1 writes an unlimited limit as a huge number.
+        if let Some(max) = max.filter(|m| *m < 1 << 60) {
+            return Some(max.saturating_sub(used.unwrap_or(0)));
+        }
+    }
+    None
+}
+
+/// What a resource limit leaves beyond `used` bytes; None when unlimited or unread.
+fn rlimit_headroom(resource: libc::__rlimit_resource_t, used: Option<u64>) -> Option<u64> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `lim` is a valid rlimit to write to.
+    if unsafe { libc::getrlimit(resource, &mut lim) } != 0 || lim.rlim_cur == libc::RLIM_INFINITY {
+        return None;
+    }
+    Some(lim.rlim_cur.saturating_sub(used.unwrap_or(0)))
+}
+
 /// The memory page size in bytes.
 pub fn page_size() -> u64 {
     // SAFETY: sysconf has no memory-safety preconditions.

@@ -34,6 +34,8 @@ pub struct Plan {
     pub batch: Option<Vec<usize>>,
     /// Budget of each timed phase that has none of its own.
     pub budget: Budget,
+    /// The longest each load step may take (`--load-secs`; None: no limit).
+    pub load_limit: Option<Duration>,
     /// Measurements per cell.
     pub repeat: usize,
     /// ctx knobs (users, items, seed, and the budget as ops/secs).

@@ -90,6 +90,7 @@ impl Runner<'_> {
             sampler,
             pace: None,
             warmup: None,
+            load_limit: self.plan.load_limit,
             settle: self.plan.settle,
             value_sizes: None,
             verify: store.verify.as_ref(),

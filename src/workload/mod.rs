@@ -212,14 +212,19 @@ pub trait Program {
 /// `.json` declarative specs, `.ops` operation logs; any other name that reads as
 /// YCSB properties is a YCSB workload file.
 pub fn open(path: &Path) -> Result<Arc<dyn Workload>, WorkloadError> {
-    open_until(path, &Arc::new(AtomicBool::new(false)))
+    open_until(path, &Arc::new(AtomicBool::new(false)), None)
 }
 
-/// [`open`], stopped by `abort` (Ctrl-C): a Lua file's top level runs while it opens.
-pub fn open_until(path: &Path, abort: &Arc<AtomicBool>) -> Result<Arc<dyn Workload>, WorkloadError> {
+/// [`open`], stopped by `abort` (Ctrl-C) or after `limit` (`--load-secs`): a Lua
+/// file's top level runs while it opens.
+pub fn open_until(
+    path: &Path,
+    abort: &Arc<AtomicBool>,
+    limit: Option<std::time::Duration>,
+) -> Result<Arc<dyn Workload>, WorkloadError> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     match ext {
-        "lua" => Ok(Arc::new(lua::LuaWorkload::open(path, abort)?)),
+        "lua" => Ok(Arc::new(lua::LuaWorkload::open(path, abort, limit)?)),
         "json" => Ok(Arc::new(spec::SpecWorkload::open(path)?)),
         "ops" => replay::open_workload(path),
         _ if ycsb::props::looks_like(path) => ycsb::open(path, &ycsb::Options::default()),

@@ -110,6 +110,12 @@ pub(super) fn lead(
             } => Some(began + Duration::from_secs_f64(*s)),
             _ => None,
         };
+        // A load that never returns (an endless loop in load()) fails the point at
+        // --load-secs instead of hanging the run.
+        let load_deadline = crew
+            .load_limit
+            .filter(|_| matches!(step, Step::Load))
+            .map(|l| began + l);
         let start_raw = crew.clock.raw();
         let start_unix_ns = unix_ns(SystemTime::now());
         gate.release(i + 1);
@@ -134,7 +140,7 @@ pub(super) fn lead(
         while finished < n {
             let now = Instant::now();
             let mut wake = (now + POLL).min(next_tick);
-            if let Some(d) = deadline {
+            if let Some(d) = deadline.or(load_deadline) {
                 wake = wake.min(d);
             }
             if let Some(w) = warm_until.filter(|_| live.warming.load(Ordering::Relaxed)) {
@@ -191,6 +197,16 @@ pub(super) fn lead(
             if deadline.is_some_and(|d| now >= d) {
                 stop_before.store(i + 1, Ordering::Relaxed);
             }
+            if load_deadline.is_some_and(|d| now >= d) && stop_before.load(Ordering::Relaxed) <= i {
+                stop_before.store(i + 1, Ordering::Relaxed);
+                if out.end == CrewEnd::Done {
+                    out.end = CrewEnd::Failed(format!(
+                        "load() did not return within --load-secs {} (an endless loop?); give a larger \
+                         --load-secs, or 0 for no limit, if the load needs longer",
+                        crew.load_limit.unwrap_or_default().as_secs_f64()
+                    ));
+                }
+            }
             if crew.abort.load(Ordering::Relaxed) {
                 stop_before.store(i + 1, Ordering::Relaxed);
                 if out.end == CrewEnd::Done {
@@ -210,6 +226,18 @@ pub(super) fn lead(
             None => start_raw,
         };
         merged.wall_ns = crew.clock.delta_as_nanos(measured_from, end_raw);
+        // A timed phase in which no unit finished, and whose workers had to be
+        // interrupted, has no figure to give: run() never returned within the phase's
+        // time (an endless loop). A paced phase too short for any arrival is not this.
+        if let (Some(secs), true) = (step.info().secs, out.end == CrewEnd::Done)
+            && merged.units + merged.warmup_units == 0
+            && nudger.nudged
+        {
+            out.end = CrewEnd::Failed(format!(
+                "phase {}: no unit finished in its {secs} s: a unit never returned (an endless loop in run()?)",
+                step.name()
+            ));
+        }
         merged.start_unix_ns = start_unix_ns + crew.clock.delta_as_nanos(start_raw, measured_from);
         if let Some(s) = sampler {
             // Everything workers handed over mid-step belongs to the step too (the
@@ -263,6 +291,8 @@ const GRACE: Duration = Duration::from_millis(100);
 #[derive(Default)]
 struct Nudger {
     since: Option<Instant>,
+    /// Whether any worker had to be interrupted.
+    nudged: bool,
 }
 
 impl Nudger {
@@ -281,6 +311,7 @@ impl Nudger {
             let pthread = pthread.load(Ordering::Relaxed);
             if pthread != 0 && running(t) {
                 halt::nudge(pthread as libc::pthread_t);
+                self.nudged = true;
             }
         }
         self.since = Some(now);

@@ -74,6 +74,8 @@ pub struct Crew<'a> {
     pub pace: Option<PaceSpec>,
     /// Excluded from the figures: this long at the start of the first timed step.
     pub warmup: Option<Duration>,
+    /// The longest a load step may take (`--load-secs`); past it the crew fails.
+    pub load_limit: Option<Duration>,
     /// Wait for the engine's background work before every timed step (`--settle`).
     pub settle: bool,
     /// The value sizes that inserts and updates of timed steps draw from (epochs),
@@ -413,6 +415,7 @@ mod tests {
                 sampler: None,
                 pace: None,
                 warmup: None,
+                load_limit: None,
                 settle: false,
                 value_sizes: None,
                 verify: None,

@@ -145,6 +145,7 @@ impl CellRun<'_> {
             sampler: sample,
             pace: None,
             warmup: None,
+            load_limit: self.r.plan.load_limit,
             settle: self.r.plan.settle,
             value_sizes: Some(sizes),
             verify: None,

@@ -22,7 +22,10 @@
 
 use std::cell::Cell;
 use std::ffi::c_int;
-use std::sync::Once;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Once};
+use std::time::Duration;
 
 use mlua::ffi::{self, lua_Debug, lua_State};
 
@@ -136,5 +139,55 @@ unsafe extern "C-unwind" fn halt_hook(l: *mut lua_State, _ar: *mut lua_Debug) {
         }
         // A nudge that came late, or a step that has ended: back to full speed.
         ffi::lua_sethook(l, None, 0, 0);
+    }
+}
+
+/// How often a [`Watchdog`] nudges again once its time is up: the first nudge may land
+/// while the thread runs no Lua (inside a C library call), which sets no hook.
+const RENUDGE: Duration = Duration::from_millis(100);
+
+/// Stops the Lua code of the thread that starts it once `limit` has passed: raises
+/// `expired` (to 1, so a [`StopSignal`](crate::kv::pace::StopSignal) on step 0 of it
+/// is raised) and nudges the thread until dropped.
+pub struct Watchdog {
+    /// Dropping it ends the watch.
+    done: Option<mpsc::Sender<()>>,
+    watcher: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Watchdog {
+    /// Watches the calling thread; fails when the watcher thread cannot start.
+    pub fn start(limit: Duration, expired: Arc<AtomicUsize>) -> std::io::Result<Self> {
+        let (done, wait) = mpsc::channel::<()>();
+        let target = this_thread();
+        // A small stack of its own: it only waits and signals (and RUST_MIN_STACK, which
+        // sizes other threads, does not apply).
+        let watcher = std::thread::Builder::new()
+            .name("lua-watchdog".into())
+            .stack_size(64 << 10)
+            .spawn(move || {
+                if wait.recv_timeout(limit) != Err(RecvTimeoutError::Timeout) {
+                    return;
+                }
+                expired.store(1, Ordering::Relaxed);
+                // The target is alive until the Watchdog is dropped, which waits for this
+                // loop to end (a dropped sender disconnects the channel).
+                while wait.recv_timeout(RENUDGE) == Err(RecvTimeoutError::Timeout) {
+                    nudge(target);
+                }
+            });
+        Ok(Watchdog {
+            done: Some(done),
+            watcher: Some(watcher?),
+        })
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        drop(self.done.take());
+        if let Some(w) = self.watcher.take() {
+            let _ = w.join();
+        }
     }
 }

@@ -15,7 +15,8 @@ mod iter;
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
 
 use mlua::prelude::{LuaGcGenParams, LuaGcMode};
 use mlua::{Function, Lua, Table, Value};
@@ -44,8 +45,9 @@ pub struct LuaWorkload {
 
 impl LuaWorkload {
     /// Reads and validates `path`: it must evaluate to a table with a `run` function.
-    /// `abort` stops a top level that does not return (Ctrl-C).
-    pub fn open(path: &Path, abort: &Arc<AtomicBool>) -> Result<Self, WorkloadError> {
+    /// `abort` (Ctrl-C) and `limit` (`--load-secs`) stop a top level that does not
+    /// return.
+    pub fn open(path: &Path, abort: &Arc<AtomicBool>, limit: Option<Duration>) -> Result<Self, WorkloadError> {
         let source = std::fs::read(path)
             .map_err(|e| WorkloadError::Invalid(format!("cannot read workload {}: {e}", path.display())))?;
         let mut wl = LuaWorkload {
@@ -64,7 +66,30 @@ impl LuaWorkload {
             (skiplist::INFO.open)(&OpenRequest::memory(&opts)).map_err(|e| WorkloadError::Invalid(e.message))?;
         let session = store.session().map_err(|e| WorkloadError::Invalid(e.message))?;
         let kv = Kv::new(session, quanta::Clock::new(), Arc::clone(abort));
-        let probe = LuaState::new(&wl, kv, 1)?;
+        let probe = {
+            let expired = Arc::new(AtomicUsize::new(0));
+            let _watchdog = match limit.map(|l| halt::Watchdog::start(l, Arc::clone(&expired))) {
+                Some(Err(e)) => {
+                    eprintln!(
+                        "kvmark: warning: {}: cannot watch the file's top level for --load-secs ({e}); only \
+                         Ctrl-C stops it if it never returns",
+                        path.display()
+                    );
+                    None
+                }
+                watchdog => watchdog.and_then(Result::ok),
+            };
+            let probe = LuaState::new(&wl, kv, 1, Some(StopSignal::new(Arc::clone(&expired), 0)));
+            if expired.load(Ordering::Relaxed) > 0 && probe.is_err() {
+                return Err(WorkloadError::Invalid(format!(
+                    "{}: the file's top level did not return within --load-secs {} (an endless loop?); give a \
+                     larger --load-secs, or 0 for no limit, if it needs longer",
+                    path.display(),
+                    limit.unwrap_or_default().as_secs_f64()
+                )));
+            }
+            probe?
+        };
         let table = probe.table();
         let invalid = |msg: String| WorkloadError::Invalid(format!("{}: {msg}", path.display()));
 
@@ -235,7 +260,7 @@ impl Workload for LuaWorkload {
     }
 
     fn program(&self, ctx: &ThreadCtx, kv: Kv) -> Result<Box<dyn Program>, WorkloadError> {
-        let state = LuaState::new(self, kv, ctx.local_threads)?;
+        let state = LuaState::new(self, kv, ctx.local_threads, None)?;
         let runtime = |e: mlua::Error| WorkloadError::Runtime(lua_error_text(&e));
         let lua = state.lua();
         let ctx_table = lua.create_table().map_err(runtime)?;
@@ -303,9 +328,12 @@ struct LuaState {
 }
 
 impl LuaState {
-    /// A state for one of `threads` threads, with its share of the memory limit.
-    fn new(wl: &LuaWorkload, kv: Kv, threads: usize) -> Result<Self, WorkloadError> {
-        let bridge = NonNull::from(Box::leak(Box::new(Bridge::new(kv))));
+    /// A state for one of `threads` threads, with its share of the memory limit;
+    /// `stop` stops the file's top level (besides Ctrl-C).
+    fn new(wl: &LuaWorkload, kv: Kv, threads: usize, stop: Option<StopSignal>) -> Result<Self, WorkloadError> {
+        let mut bridge = Box::new(Bridge::new(kv));
+        bridge.set_stop(stop);
+        let bridge = NonNull::from(Box::leak(bridge));
         let mut state = LuaState {
             lua: Some(Lua::new()),
             table: None,
@@ -418,8 +446,8 @@ impl LuaState {
     fn error_text(&self, e: &mlua::Error) -> String {
         match e {
             mlua::Error::MemoryError(_) => format!(
-                "{}: the workload's Lua state reached its memory limit of {} MiB (half the machine's \
-                 memory, shared by the Lua states of a point's threads)",
+                "{}: the workload's Lua state reached its memory limit of {} MiB (half of the memory \
+                 kvmark could still allocate, shared by the Lua states of a point's threads)",
                 self.path,
                 self.memory_limit >> 20
             ),
@@ -524,11 +552,14 @@ impl Program for LuaProgram {
 /// The sandbox every state runs before the workload file.
 const SANDBOX: &str = include_str!("sandbox.lua");
 
-/// Bytes each of `threads` Lua states may allocate: half the machine's memory shared
-/// between them (so a runaway loop on every thread stops before the machine runs out),
-/// or 1 GiB each where the machine's memory is unknown.
+/// Bytes each of `threads` Lua states may allocate: half of what the process may
+/// still allocate (the machine's available memory, less where a cgroup or `ulimit -v`
+/// allows less) shared between them, or 1 GiB shared where none of that is known. A
+/// runaway loop on every thread then meets this limit, a Lua error naming the file,
+/// before the system refuses an allocation, which aborts the process (mlua's allocator
+/// cannot return a failure the system gives it).
 fn memory_limit(threads: usize) -> usize {
-    let half = crate::probe::system::meminfo_kib("MemTotal").map_or(1 << 30, |kib| (kib as usize) << 9);
+    let half = crate::probe::system::memory_headroom().map_or(1 << 30, |b| (b / 2) as usize);
     half / threads.max(1)
 }
 
