@@ -169,6 +169,7 @@ fn write_segment(dir: &Path, segment: Segment, seconds: usize) {
             thread_units: vec![units / 4; 4],
             load: None,
             latency: Some(RepeatLatency::of([&total])),
+            client_cpu: None,
         }],
         merged: total.clone(),
         phases: vec![("run".to_string(), total)],

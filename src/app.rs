@@ -307,6 +307,7 @@ fn run_benchmark_with(args: RunArgs, open: AbortableOpener) -> u8 {
         size: args.users.is_some() || args.items.is_some(),
     };
     let save_config = args.save_config.clone();
+    let strict = args.strict;
     let metrics_listen = args.metrics_listen.clone();
     let outputs = match args.outputs() {
         Ok(o) => o,
@@ -417,7 +418,20 @@ fn run_benchmark_with(args: RunArgs, open: AbortableOpener) -> u8 {
             outcome.rows.len()
         );
     }
-    if outcome.bad_points > 0 || !reporter.errors().is_empty() || !outcome.other_errors.is_empty() || plot_failed {
+    let strict_failed = strict && outcome.checked_points > 0;
+    if strict_failed {
+        eprintln!(
+            "kvmark: --strict: {} of {} point(s) failed a self-check (the lines starting with \"check\")",
+            outcome.checked_points,
+            outcome.rows.len()
+        );
+    }
+    if outcome.bad_points > 0
+        || strict_failed
+        || !reporter.errors().is_empty()
+        || !outcome.other_errors.is_empty()
+        || plot_failed
+    {
         EXIT_FAILED
     } else {
         EXIT_OK

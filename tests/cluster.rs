@@ -176,6 +176,9 @@ fn redis_cluster_runs_a_workload_with_ranges_on_one_slot() {
         .map(|op| op_count(&out, op).unwrap_or_else(|| panic!("no {op} row\n{out}")))
         .collect();
     assert!(counts.iter().all(|&n| n > 0), "{counts:?}\n{out}");
+    // mixed.lua's run() makes exactly one of the four calls per unit, and --ops is the
+    // run's units over all threads.
+    assert_eq!(counts.iter().sum::<u64>(), 600, "{counts:?}\n{out}");
     // The store's keys and index, on the primary that owns its slot, were removed
     // after the run: no primary holds a key.
     let mut keys = 0;

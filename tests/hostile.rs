@@ -290,6 +290,8 @@ fn workloads_cannot_reach_files_commands_or_c_modules() {
          assert(require('io').open == nil and require('os').execute == nil)\n\
          assert(package.loadlib == nil and package.cpath == '')\n\
          assert(not pcall(require, 'lfs'))\n\
+         -- debug reaches other functions' locals and upvalues and replaces hooks.\n\
+         assert(debug == nil and package.loaded.debug == nil and not pcall(require, 'debug'))\n\
          -- What stays: output to the terminal, time, the environment.\n\
          assert(os.time() and os.clock() and os.getenv('HOME'))\n\
          io.stderr:write('sandboxed\\n')\n\

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use kvmark::cli::{ParseError, parse_config_text};
 use kvmark::config::ini;
 use kvmark::plot::data::hlog::Hlog;
@@ -25,6 +26,7 @@ use kvmark::workload::ycsb::props::{KNOWN, Properties};
 use kvmark::workload::ycsb::{Options, YcsbWorkload};
 use proptest::prelude::*;
 use proptest::sample::Index;
+use proptest::test_runner::TestCaseError;
 
 /// Cases per property: together the properties stay well under a minute in release.
 const CASES: u32 = 150;
@@ -343,8 +345,95 @@ proptest! {
     #[test]
     fn edited_histogram_logs_read_or_say_why(text in edited(fixture_hlogs().into_iter().map(|(_, b)| String::from_utf8(b).unwrap()).collect())) {
         let mut notes = Vec::new();
-        let _ = Hlog::parse(text.as_bytes(), Path::new("prop.hlog"), &mut notes);
+        if let Err(e) = Hlog::parse(text.as_bytes(), Path::new("prop.hlog"), &mut notes) {
+            prop_assert!(e.starts_with("prop.hlog: "), "the error names the file: {e}");
+        }
+        check_hlog_notes(text.as_bytes(), &notes)?;
     }
+}
+
+/// What a histogram log reader says about `bytes`, read as `prop.hlog`: every note
+/// names the file and its problem, and where the log format's own reader fails on an
+/// entry, the read stopped there or before, saying which entry and why.
+fn check_hlog_notes(bytes: &[u8], notes: &[String]) -> Result<(), TestCaseError> {
+    for note in notes {
+        prop_assert!(
+            note.starts_with("prop.hlog: ")
+                && ["cannot be read", "cannot be decoded", "does not fit the merge"]
+                    .iter()
+                    .any(|why| note.contains(why)),
+            "a note names the file and the problem: {note}"
+        );
+    }
+    // Entries are numbered from 1, as the notes number them.
+    let entry_of = |note: &String, what: &str| -> Option<usize> {
+        let rest = note.strip_prefix("prop.hlog: ")?.strip_prefix(what)?;
+        rest.split_whitespace().next()?.parse().ok()
+    };
+    let unreadable = IntervalLogIterator::new(bytes).position(|e| e.is_err()).map(|i| i + 1);
+    let stopped = notes.iter().find_map(|n| {
+        entry_of(n, "entry ")
+            .or_else(|| entry_of(n, "interval "))
+            .filter(|_| !n.contains("does not fit"))
+    });
+    if let Some(bad) = unreadable {
+        prop_assert!(
+            stopped.is_some_and(|at| at <= bad),
+            "entry {bad} cannot be read, but the notes do not say the read stopped there: {notes:?}"
+        );
+    }
+    for note in notes.iter().filter(|n| n.contains("cannot be read")) {
+        prop_assert_eq!(entry_of(note, "entry "), unreadable, "{}", note);
+    }
+    Ok(())
+}
+
+#[test]
+fn a_damaged_histogram_log_names_the_file_the_entry_and_the_problem() {
+    let (_, bytes) = &fixture_hlogs()[0];
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let first = lines.iter().position(|l| l.starts_with("Tag=")).expect("an interval");
+    // The entries before the first interval: the comment lines the log format reads as
+    // entries (StartTime, BaseTime) and those it skips.
+    let entries_before = IntervalLogIterator::new(text.as_bytes())
+        .take_while(|e| !matches!(e, Ok(LogEntry::Interval(_))))
+        .count();
+    let read = |lines: &[String]| {
+        let mut notes = Vec::new();
+        let log = Hlog::parse(lines.join("\n").as_bytes(), Path::new("prop.hlog"), &mut notes).unwrap();
+        (log, notes)
+    };
+    let mut damaged: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+
+    // An interval whose histogram is not base64 of a histogram: decoded, refused.
+    let (tag, rest) = damaged[first].split_at(damaged[first].rfind(',').unwrap() + 1);
+    damaged[first] = format!("{tag}{}", &rest[..rest.len() / 2]);
+    let (log, notes) = read(&damaged);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    let head = format!("prop.hlog: interval {} cannot be decoded (", entries_before + 1);
+    assert!(
+        notes[0].starts_with(&head) && notes[0].ends_with("); the intervals before it are used"),
+        "{notes:?}"
+    );
+    assert!(
+        log.tags.is_empty(),
+        "nothing before the first interval: {:?}",
+        log.tags.keys()
+    );
+    check_hlog_notes(damaged.join("\n").as_bytes(), &notes).unwrap();
+
+    // A line that is no entry at all: the reader stops at it, naming it.
+    damaged[first] = "Tag=run.get,not an interval".to_string();
+    let (_, notes) = read(&damaged);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].starts_with(&format!("prop.hlog: entry {} cannot be read (", entries_before + 1)),
+        "{notes:?}"
+    );
+    check_hlog_notes(damaged.join("\n").as_bytes(), &notes).unwrap();
+    // The property's check catches a reader that stops without saying why.
+    assert!(check_hlog_notes(damaged.join("\n").as_bytes(), &[]).is_err());
 }
 
 /// One segment's files: results.json, its first point's histogram log, timeline.tsv.

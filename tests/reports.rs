@@ -660,3 +660,50 @@ fn a_run_that_dies_keeps_the_rows_of_its_finished_points() {
     assert!(samples.iter().any(|r| r["threads"] == "1"), "no samples of point 1");
     assert!(samples.iter().any(|r| r["threads"] == "2"), "no samples of point 2");
 }
+
+#[test]
+fn ycsb_blocks_over_repeats_are_one_consistent_run() {
+    // Three repeats of 500 operations, each call at least 100 us: a block must read as
+    // one run of 1500 operations, its RunTime the repeats' summed time (at least
+    // 150 ms) and its Throughput those operations over that time, as YCSB prints them.
+    let o = kvmark(&[
+        &bundled("workloada"),
+        "-p",
+        "recordcount=100",
+        "-p",
+        "operationcount=500",
+        "--backend",
+        "sim",
+        "--engine-opt",
+        "sim.service=100us",
+        "--repeat",
+        "3",
+        "--report",
+        "ycsb",
+    ]);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    let rows = kvmark::report::ycsb::parse(&out);
+    let overall = |metric: &str| -> f64 {
+        let found = rows.iter().filter(|(s, m, _)| s == "OVERALL" && m == metric);
+        let values: Vec<f64> = found.map(|(_, _, v)| v.parse().unwrap()).collect();
+        assert_eq!(values.len(), 1, "one timed phase, one [OVERALL], {metric}: {out}");
+        values[0]
+    };
+    let (run_ms, throughput) = (overall("RunTime(ms)"), overall("Throughput(ops/sec)"));
+    // workloada's operations are single reads and updates: one call per operation.
+    let operations: f64 = rows
+        .iter()
+        .filter(|(s, m, _)| m == "Operations" && !s.starts_with("Intended-"))
+        .map(|(_, _, v)| v.parse::<f64>().unwrap())
+        .sum();
+    assert_eq!(operations, 1500.0, "every repeat's operations: {out}");
+    assert!(run_ms >= 150.0, "RunTime is the sum over repeats, not a mean: {out}");
+    // RunTime is rounded to whole milliseconds, so the true time is within 0.5 ms.
+    let ratio = operations / run_ms * 1000.0 / throughput;
+    assert!(
+        (ratio - 1.0).abs() <= 0.5 / run_ms + 1e-9,
+        "Operations / RunTime is {} ops/s, Throughput {throughput}: {out}",
+        operations / run_ms * 1000.0
+    );
+}

@@ -406,6 +406,38 @@ fn merge_is_exact_and_refuses_what_does_not_belong_together() {
     ]));
     let o = merge(&[&report_dirs(&whole)[0]], "whole-out");
     failed_with(&o, 2, &["not a segment's report"]);
+    // A segment whose histogram log lost its later intervals, as a run stopped while
+    // writing it leaves it (cut at a line's end, so every line left reads), is refused
+    // naming the segment, rather than merged into figures short of its calls.
+    let cut = d.path().join("cut-segment");
+    ok(&Command::new("cp").arg("-r").arg(&dirs[1]).arg(&cut).output().unwrap());
+    let hlogs: Vec<PathBuf> = std::fs::read_dir(cut.join("hdr"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "hlog"))
+        .collect();
+    assert_eq!(hlogs.len(), 1, "one point, one log: {hlogs:?}");
+    let log = std::fs::read_to_string(&hlogs[0]).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    let intervals = lines.iter().filter(|l| l.starts_with("Tag=")).count();
+    assert!(intervals > 4, "{log}");
+    let keep = lines.len() - intervals / 2;
+    std::fs::write(&hlogs[0], lines[..keep].join("\n") + "\n").unwrap();
+    let o = merge(&[&dirs[0], &cut, &dirs[2]], "cut-out");
+    failed_with(
+        &o,
+        2,
+        &[
+            &cut.display().to_string(),
+            "the histogram log under hdr/ holds",
+            "the log is incomplete",
+        ],
+    );
+    // Refused part-way, the merge leaves --out as empty as it found it: no report short
+    // of a segment's calls for a later step to pick up.
+    let left: Vec<_> =
+        std::fs::read_dir(d.path().join("cut-out")).map_or(Vec::new(), |r| r.flatten().map(|e| e.path()).collect());
+    assert!(left.is_empty(), "a refused merge left {left:?}");
     let o = merge(&[&dirs[0], &dirs[1], &dirs[2]], "merged");
     failed_with(&o, 2, &["exists and is not empty"]);
 
@@ -529,11 +561,7 @@ fn mpirun() -> Option<PathBuf> {
             .find(|p| p.is_file())
     });
     if found.is_none() {
-        assert!(
-            !kvmark::engine::storage::servers_required(),
-            "mpirun is not installed (scripts/setup installs openmpi-bin)"
-        );
-        eprintln!("skipped: mpirun is not installed (scripts/setup installs openmpi-bin)");
+        skip_or_fail("mpirun is not installed (scripts/setup installs openmpi-bin)");
     }
     found
 }
@@ -606,8 +634,9 @@ fn mpirun_starts_three_segments_against_redis_and_they_merge_exactly() {
     assert_eq!(shared, single, "the segments inserted one process's keys");
 }
 
+/// The manifest as Kubernetes would read it (parsed only: no cluster runs it here).
 #[test]
-fn the_indexed_job_manifest_runs_n_segments() {
+fn the_indexed_job_manifest_declares_one_segment_per_completion_index() {
     let text = std::fs::read_to_string(root().join("deploy/k8s/kvmark-job.yaml")).unwrap();
     let docs: Vec<serde_yaml::Value> = serde_yaml::Deserializer::from_str(&text)
         .map(|d| serde::Deserialize::deserialize(d).unwrap())
@@ -819,9 +848,7 @@ impl PrivateSshd {
     fn start(dir: &Path, hosts: &[&str]) -> Option<PrivateSshd> {
         let sshd = Path::new("/usr/sbin/sshd");
         if !sshd.is_file() {
-            let why = "sshd is not installed (scripts/setup installs openssh-server)";
-            assert!(!kvmark::engine::storage::servers_required(), "{why}");
-            eprintln!("skipped: {why}");
+            skip_or_fail("sshd is not installed (scripts/setup installs openssh-server)");
             return None;
         }
         // Run as root, sshd chroots its unprivileged child into this directory, which
@@ -973,11 +1000,7 @@ fn the_ssh_and_pdsh_recipes_run_segments_on_hosts_and_merge_them() {
             .map(|p| p.join("pdsh"))
             .find(|p| p.is_file())
     }) else {
-        assert!(
-            !kvmark::engine::storage::servers_required(),
-            "pdsh is not installed (scripts/setup installs it)"
-        );
-        return eprintln!("skipped the pdsh recipe: pdsh is not installed (scripts/setup installs it)");
+        return skip_or_fail("pdsh is not installed (scripts/setup installs it): the pdsh recipe");
     };
     let start = (SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 3).to_string();
     let shared = d.path().join("shared-run");
@@ -1011,22 +1034,21 @@ struct PrivateSlurm {
 }
 
 impl PrivateSlurm {
-    /// None (said on stderr) where Slurm cannot run here: not installed (a failure when
-    /// servers are required), or not root (Slurm's daemons run as root to start tasks).
+    /// None (said on stderr) where Slurm cannot run here: not installed, or not root
+    /// (Slurm's daemons run as root to start tasks); either is a failure when servers
+    /// are required.
     fn start(dir: &Path) -> Option<PrivateSlurm> {
         let installed = Command::new("sh")
             .args(["-c", "command -v slurmctld && command -v slurmd && command -v munged"])
             .output()
             .is_ok_and(|o| o.status.success());
         if !installed {
-            let why = "Slurm is not installed (scripts/setup installs slurm-wlm and munge)";
-            assert!(!kvmark::engine::storage::servers_required(), "{why}");
-            eprintln!("skipped: {why}");
+            skip_or_fail("Slurm is not installed (scripts/setup installs slurm-wlm and munge)");
             return None;
         }
         // SAFETY: geteuid has no preconditions and cannot fail.
         if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: a private Slurm needs root (its daemons start tasks as their user)");
+            skip_or_fail("a private Slurm needs root (its daemons start tasks as their user)");
             return None;
         }
         let o = Command::new(root().join("scripts/private-slurm"))

@@ -149,12 +149,14 @@ fn closed_loop() -> PointResult {
             thread_units: vec![500],
             load: Some(seed(40_000_000)),
             latency: half(10),
+            client_cpu: None,
         },
         RepeatRun {
             phases: vec![phase("run", 500, 500, 1_000_000_000, 19_800)],
             thread_units: vec![500],
             load: Some(seed(50_000_000)),
             latency: half(11),
+            client_cpu: None,
         },
     ];
     point(
@@ -188,6 +190,7 @@ fn two_phases_failed() -> PointResult {
         thread_units: vec![260, 240],
         load: None,
         latency: Some(RepeatLatency::of([&fill, &read])),
+        client_cpu: None,
     }];
     point(
         key,
@@ -223,6 +226,7 @@ fn open_loop() -> PointResult {
             thread_units: vec![437],
             load: None,
             latency: Some(RepeatLatency::of([&rec])),
+            client_cpu: None,
         }],
         vec![("run".to_string(), rec)],
     );
@@ -279,6 +283,7 @@ fn epoch() -> PointResult {
             thread_units: vec![300],
             load: None,
             latency: Some(RepeatLatency::of([rec])),
+            client_cpu: None,
         })
         .collect();
     let mut p = point(key, PointStatus::Ok, repeats, vec![("run".to_string(), rec)]);
@@ -324,6 +329,7 @@ fn verified() -> PointResult {
             example(Anomaly::LostWrite, true, "w1.5", "absent"),
             example(Anomaly::StaleRead, false, "w2.9 or w3.1", "w1.5"),
         ],
+        injected: None,
     });
     p
 }
@@ -458,6 +464,7 @@ fn outcome(points: &[PointResult]) -> RunOutcome {
         rows: points.iter().map(SummaryRow::of).collect(),
         interrupted: true,
         bad_points: points.iter().filter(|p| p.is_bad()).count(),
+        checked_points: 0,
         other_errors: vec!["engine sim: closing the store: 1 session(s) still open".to_string()],
     }
 }

@@ -117,7 +117,12 @@ fn core_and_extend_files_load_and_run_on_memory_and_disk_engines() {
                 let rmw = w == "f";
                 let ops = operations(&b[1]);
                 if rmw {
-                    assert!(ops > 400.0 && ops < 800.0, "{what}: {ops}");
+                    // workloadf's units are reads or read-modify-writes: every one reads
+                    // once, and each read-modify-write adds the one UPDATE.
+                    assert_eq!(num(&b[1], "READ", "Operations"), 400.0, "{what}");
+                    let updates = num(&b[1], "UPDATE", "Operations");
+                    assert!(updates > 0.0 && updates < 400.0, "{what}: {updates} updates");
+                    assert_eq!(ops, 400.0 + updates, "{what}: only READ and UPDATE");
                 } else {
                     assert_eq!(ops, 400.0, "{what}");
                 }

@@ -180,6 +180,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = warmup_seconds)]
     pub load_secs: Option<f64>,
 
+    /// Exit 1 when a point fails a self-check (a percentile its samples cannot bound,
+    /// a saturated client, an open-loop rate not reached), as when a point fails: for
+    /// CI. The checks are reported either way.
+    #[arg(long)]
+    pub strict: bool,
+
     /// Worker thread counts to sweep, comma-separated (e.g. 1,2,4), each at most 4096.
     /// [default: 1]
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = thread_item)]

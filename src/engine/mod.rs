@@ -428,6 +428,72 @@ pub trait Session: Send {
 
     /// Deletes every key with `lo <= key < hi`.
     fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()>;
+
+    /// The faults injected on purpose into this session's store since it opened, or
+    /// None for an engine that injects none (every engine but `sim` with a fault
+    /// knob set). `--verify` reads it after its final pass, so a report sets what was
+    /// injected beside what was detected.
+    fn injected(&self) -> Option<Injected> {
+        None
+    }
+}
+
+/// Faults an engine injected into one store on purpose (the `sim` engine's fault
+/// knobs), named and counted per knob. Each counts only where it changed what the store
+/// holds or answers: a dropped write of the bytes already stored, a skipped delete of
+/// an absent key or a "stale" read of a key with no older value is no fault.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Injected {
+    /// Writes (puts, appends, a batch's pairs) acknowledged but not applied.
+    pub drop_writes: u64,
+    /// Gets answered with the key's value before its latest put.
+    pub stale_reads: u64,
+    /// Gets answered with the value's last byte flipped.
+    pub corrupt_reads: u64,
+    /// Deletes acknowledged but skipped while the key held a value.
+    pub resurrect: u64,
+    /// Calls failed with an error before they ran.
+    pub fail: u64,
+}
+
+impl Injected {
+    /// Each count with its knob's name, in the knobs' order.
+    pub fn named(&self) -> [(&'static str, u64); 5] {
+        [
+            ("drop_writes", self.drop_writes),
+            ("stale_reads", self.stale_reads),
+            ("corrupt_reads", self.corrupt_reads),
+            ("resurrect", self.resurrect),
+            ("fail", self.fail),
+        ]
+    }
+
+    /// Each count, mutable, with its knob's name (to read counts back by name).
+    pub fn named_mut(&mut self) -> [(&'static str, &mut u64); 5] {
+        [
+            ("drop_writes", &mut self.drop_writes),
+            ("stale_reads", &mut self.stale_reads),
+            ("corrupt_reads", &mut self.corrupt_reads),
+            ("resurrect", &mut self.resurrect),
+            ("fail", &mut self.fail),
+        ]
+    }
+
+    /// What was injected after `earlier`, an earlier reading of the same store.
+    pub fn since(&self, earlier: &Injected) -> Injected {
+        let mut out = *self;
+        for ((_, n), (_, e)) in out.named_mut().into_iter().zip(earlier.named()) {
+            *n = n.saturating_sub(e);
+        }
+        out
+    }
+
+    /// Adds `other`'s counts (another store's, or a later share of the same one).
+    pub fn add(&mut self, other: &Injected) {
+        for ((_, n), (_, o)) in self.named_mut().into_iter().zip(other.named()) {
+            *n = n.saturating_add(o);
+        }
+    }
 }
 
 /// One open store, shared by every worker of a measurement.

@@ -22,6 +22,29 @@
 //!   last byte of a value a get returns, `resurrect` acknowledges a delete without
 //!   deleting, and `fail` fails any call with an error before it runs. With a fault
 //!   set, batches go key by key through the faulty single-key verbs.
+//!
+//! The store counts the faults it injects ([`Injected`]): in its stats
+//! (`injected_KNOB`, on the timeline) and for `--verify`, which reports them beside
+//! what it found (`verify.injected` in results.json). A fault counts only where it
+//! changed what the store holds or answers: a dropped put of the bytes the key already
+//! holds or a dropped empty suffix, a skipped delete of an absent key, or a stale read
+//! of a key that had no value before its latest put (or whose older value is the same
+//! bytes) is not counted.
+//! What `--verify` must then find, with only that fault set (`tests/verify.rs`):
+//!
+//! - `corrupt_reads`: exactly one `corrupt_value` per injected fault, and nothing else.
+//!   Every get is checked, and a flipped bit always fails the tag's CRC-32.
+//! - `stale_reads`: at most one anomaly per injected fault, since only an injected read
+//!   answers wrong and a read is judged once; fewer when a write of the key was in
+//!   flight, as the older value is then an acceptable answer. With one thread (no
+//!   write in flight during a read) exactly one `stale_read` per injected fault.
+//! - `drop_writes` and `resurrect`: no bound from the count alone. A fault is seen by
+//!   every read of the key until the key is written again (several anomalies) or by
+//!   none if it is written first (none). Where each key is written once and never read
+//!   before the final pass, each fault is exactly one `lost_write` (a dropped write) or
+//!   one `resurrected_delete` (a skipped delete).
+//! - `fail`: no anomaly (a failed write may or may not land); each injected fault is
+//!   one failed call, so one engine error of a timed call's kind.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,8 +59,9 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use super::Limits;
 use super::inflight;
 use super::{
-    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, KnobDef, KnobTable,
-    KnobValue, OpenRequest, OptionError, ReadBuf, Rows, ScanFn, Session, StorageKind, Store, Values, skiplist,
+    AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, Injected, KnobDef,
+    KnobTable, KnobValue, OpenRequest, OptionError, ReadBuf, Rows, ScanFn, Session, StorageKind, Store, Values,
+    skiplist,
 };
 use crate::clock;
 
@@ -255,12 +279,34 @@ struct Shape {
     faults: Faults,
     /// With `stale_reads`: each key's value before its latest put.
     previous: Mutex<HashMap<Vec<u8>, Vec<u8>>>,
+    /// Faults injected into the store, in [`Fault`] order.
+    injected: [AtomicU64; 5],
 }
 
 impl Shape {
     /// Nothing to simulate: calls go straight through.
     fn idle(&self) -> bool {
         self.service == Service::None && self.stall_ns == 0
+    }
+
+    /// Counts one injected `fault`.
+    fn count(&self, fault: Fault) {
+        self.injected[fault as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The faults injected so far, or None when no fault knob is set.
+    fn injected(&self) -> Option<Injected> {
+        if !self.faults.any() {
+            return None;
+        }
+        let n = |f: Fault| self.injected[f as usize].load(Ordering::Relaxed);
+        Some(Injected {
+            drop_writes: n(Fault::DropWrite),
+            stale_reads: n(Fault::StaleRead),
+            corrupt_reads: n(Fault::CorruptRead),
+            resurrect: n(Fault::Resurrect),
+            fail: n(Fault::Fail),
+        })
     }
 }
 
@@ -285,6 +331,7 @@ fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
             sessions: AtomicU64::new(0),
             faults: s.faults,
             previous: Mutex::new(HashMap::new()),
+            injected: Default::default(),
         }),
     }))
 }
@@ -304,11 +351,18 @@ impl Store for SimStore {
             shape: Arc::clone(&self.shape),
             rng: Xoshiro256PlusPlus::seed_from_u64(0x5151_u64.wrapping_add(n)),
             calls: [0; 5],
+            scratch: ReadBuf::new(),
         }))
     }
 
     fn stats(&self) -> Vec<(String, f64)> {
-        self.inner.stats()
+        let mut stats = self.inner.stats();
+        if let Some(injected) = self.shape.injected() {
+            for (name, n) in injected.named() {
+                stats.push((format!("injected_{name}"), n as f64));
+            }
+        }
+        stats
     }
 
     fn settle(&self) -> EngineResult<()> {
@@ -327,6 +381,8 @@ struct SimSession {
     rng: Xoshiro256PlusPlus,
     /// Calls seen per fault, in [`Fault`] order.
     calls: [u64; 5],
+    /// A key's current value, read to tell whether a fault changes anything.
+    scratch: ReadBuf,
 }
 
 /// The faults, as indexes into [`SimSession::calls`].
@@ -361,6 +417,7 @@ impl SimSession {
     /// The `fail` fault's error, when it strikes this call.
     fn failing(&mut self) -> EngineResult<()> {
         if self.strikes(Fault::Fail) {
+            self.shape.count(Fault::Fail);
             return Err(EngineError::other(format!(
                 "engine sim: injected fault (fail={})",
                 self.shape.faults.fail
@@ -369,17 +426,23 @@ impl SimSession {
         Ok(())
     }
 
+    /// True when `key` holds a value, left in `self.scratch`. An error reads as a
+    /// value, so a fault whose effect cannot be known is counted rather than missed.
+    fn holds(&mut self, key: &[u8]) -> bool {
+        self.inner.get(key, &mut self.scratch).unwrap_or(true)
+    }
+
     fn put_faulty(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
         self.failing()?;
         if self.strikes(Fault::DropWrite) {
+            if !(self.holds(key) && self.scratch.as_slice() == val) {
+                self.shape.count(Fault::DropWrite);
+            }
             return Ok(());
         }
-        if self.shape.faults.stale_reads > 0 {
-            let mut old = ReadBuf::new();
-            if self.inner.get(key, &mut old)? {
-                let mut previous = self.shape.previous.lock().unwrap_or_else(|p| p.into_inner());
-                previous.insert(key.to_vec(), old.to_vec());
-            }
+        if self.shape.faults.stale_reads > 0 && self.inner.get(key, &mut self.scratch)? {
+            let mut previous = self.shape.previous.lock().unwrap_or_else(|p| p.into_inner());
+            previous.insert(key.to_vec(), self.scratch.to_vec());
         }
         self.inner.put(key, val)
     }
@@ -389,16 +452,19 @@ impl SimSession {
         let hit = self.inner.get(key, out)?;
         if hit && self.strikes(Fault::StaleRead) {
             let previous = self.shape.previous.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(old) = previous.get(key) {
+            // Only an older value that differs is a wrong answer.
+            if let Some(old) = previous.get(key).filter(|old| old.as_slice() != out.as_slice()) {
                 out.set(old);
+                self.shape.count(Fault::StaleRead);
             }
         }
         if hit && self.strikes(Fault::CorruptRead) {
             let mut bytes = out.to_vec();
             if let Some(last) = bytes.last_mut() {
                 *last ^= 0x01;
+                out.set(&bytes);
+                self.shape.count(Fault::CorruptRead);
             }
-            out.set(&bytes);
         }
         Ok(hit)
     }
@@ -406,6 +472,9 @@ impl SimSession {
     fn del_faulty(&mut self, key: &[u8]) -> EngineResult<Existed> {
         self.failing()?;
         if self.strikes(Fault::Resurrect) {
+            if self.holds(key) {
+                self.shape.count(Fault::Resurrect);
+            }
             return Ok(Existed::Yes);
         }
         self.inner.del(key)
@@ -543,6 +612,10 @@ impl Session for SimSession {
     fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
         self.failing()?;
         if self.strikes(Fault::DropWrite) {
+            // An empty suffix changes nothing, dropped or not.
+            if !suffix.is_empty() {
+                self.shape.count(Fault::DropWrite);
+            }
             return Ok(Appended::Yes);
         }
         sim!(self, self.inner.append(key, suffix))
@@ -551,6 +624,10 @@ impl Session for SimSession {
     fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {
         self.failing()?;
         sim!(self, self.inner.delete_range(lo, hi))
+    }
+
+    fn injected(&self) -> Option<Injected> {
+        self.shape.injected()
     }
 }
 
@@ -610,6 +687,83 @@ mod tests {
         assert!(sess.get(b"k", &mut out).unwrap());
         assert_eq!(out.as_slice(), b"v");
         assert!(clock.delta_as_nanos(t0, clock.raw()) >= 400_000);
+    }
+
+    /// The store's injected counts, read through a fresh session as `--verify` does.
+    fn injected(s: &dyn Store) -> Injected {
+        s.session().unwrap().injected().expect("a fault knob is set")
+    }
+
+    #[test]
+    fn injected_faults_count_only_where_they_change_something() {
+        let mut out = ReadBuf::new();
+        // Every second write dropped: an identical overwrite and an empty suffix lost
+        // change nothing; a new value lost does.
+        let s = store(&[("drop_writes", "2")]).unwrap();
+        let mut sess = s.session().unwrap();
+        sess.put(b"k", b"a").unwrap();
+        sess.put(b"k", b"a").unwrap();
+        sess.put(b"k", b"b").unwrap();
+        sess.put(b"k", b"c").unwrap();
+        sess.append(b"k", b"x").unwrap();
+        sess.append(b"k", b"").unwrap();
+        assert!(sess.get(b"k", &mut out).unwrap());
+        assert_eq!(out.as_slice(), b"bx");
+        assert_eq!(injected(s.as_ref()).drop_writes, 1);
+        // Every get stale: only where an older, different value exists.
+        let s = store(&[("stale_reads", "1")]).unwrap();
+        let mut sess = s.session().unwrap();
+        sess.put(b"k", b"v1").unwrap();
+        assert!(sess.get(b"k", &mut out).unwrap());
+        assert_eq!(out.as_slice(), b"v1", "no older value");
+        sess.put(b"k", b"v2").unwrap();
+        assert!(sess.get(b"k", &mut out).unwrap());
+        assert_eq!(out.as_slice(), b"v1", "the older value");
+        sess.put(b"k", b"v2").unwrap();
+        assert!(sess.get(b"k", &mut out).unwrap());
+        assert_eq!(out.as_slice(), b"v2", "the older value is the same bytes");
+        assert_eq!(injected(s.as_ref()).stale_reads, 1);
+        // Every get corrupted, where there is a byte to flip.
+        let s = store(&[("corrupt_reads", "1")]).unwrap();
+        let mut sess = s.session().unwrap();
+        sess.put(b"k", b"ab").unwrap();
+        sess.put(b"e", b"").unwrap();
+        assert!(sess.get(b"k", &mut out).unwrap());
+        assert_eq!(out.as_slice(), b"ac");
+        assert!(sess.get(b"e", &mut out).unwrap());
+        assert!(!sess.get(b"absent", &mut out).unwrap());
+        assert_eq!(injected(s.as_ref()).corrupt_reads, 1);
+        // Every delete skipped: counted only where the key held a value.
+        let s = store(&[("resurrect", "1")]).unwrap();
+        let mut sess = s.session().unwrap();
+        sess.del(b"k").unwrap();
+        sess.put(b"k", b"v").unwrap();
+        sess.del(b"k").unwrap();
+        assert!(sess.get(b"k", &mut out).unwrap(), "the delete was skipped");
+        assert_eq!(injected(s.as_ref()).resurrect, 1);
+        // Every call failed, each counted, across sessions of the store.
+        let s = store(&[("fail", "1")]).unwrap();
+        for _ in 0..2 {
+            let mut sess = s.session().unwrap();
+            assert!(sess.put(b"k", b"v").is_err());
+        }
+        let counts = injected(s.as_ref());
+        assert_eq!(
+            counts,
+            Injected {
+                fail: 2,
+                ..Injected::default()
+            }
+        );
+        let stats = s.stats();
+        assert!(stats.contains(&("injected_fail".to_string(), 2.0)), "{stats:?}");
+    }
+
+    #[test]
+    fn without_faults_nothing_is_reported_injected() {
+        let s = store(&[]).unwrap();
+        assert_eq!(s.session().unwrap().injected(), None);
+        assert!(!s.stats().iter().any(|(name, _)| name.starts_with("injected_")));
     }
 
     #[test]

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::decode::Decoder;
 use super::read::SegmentDir;
+use crate::engine::Injected;
 use crate::kv::verify::{Anomaly, Example, VerifyReport};
 use crate::metrics::PaceStats;
 
@@ -62,6 +63,13 @@ pub(super) fn merge_verify(segs: &[SegmentDir], p: usize) -> Option<VerifyReport
         };
         for (n, kind) in one.counts.iter_mut().zip(Anomaly::ALL) {
             *n = uint(&v["counts"][kind.name()]);
+        }
+        if v["injected"].is_object() {
+            let mut injected = Injected::default();
+            for (name, n) in injected.named_mut() {
+                *n = uint(&v["injected"][name]);
+            }
+            one.injected = Some(injected);
         }
         let text = |e: &Value, f: &str| e[f].as_str().unwrap_or_default().to_string();
         one.examples = v["examples"]

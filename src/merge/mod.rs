@@ -92,9 +92,32 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, String> {
         ));
     }
     std::fs::create_dir_all(out).map_err(|e| format!("--out {}: cannot create: {e}", out.display()))?;
-    let warnings = skew_warnings(&segs);
-    let info = points::run_info(&segs)?;
-    let replay = merged_replay(&segs);
+    // A merge refused part-way (a damaged segment found while streaming it) leaves
+    // `out` as empty as it found it, not a report short of that segment's calls.
+    write_merged(&segs, out).map_err(|e| match empty_dir(out) {
+        Ok(()) => e,
+        Err(left) => format!("{e} (and --out {} could not be emptied: {left})", out.display()),
+    })
+}
+
+/// Removes everything in `dir`.
+fn empty_dir(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            std::fs::remove_dir_all(&path)?;
+        } else {
+            std::fs::remove_file(&path)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes the merged report of `segs` into the empty directory `out`.
+fn write_merged(segs: &[SegmentDir], out: &Path) -> Result<Merged, String> {
+    let warnings = skew_warnings(segs);
+    let info = points::run_info(segs)?;
+    let replay = merged_replay(segs);
     let opened = setup::open_bundle(out.to_path_buf(), &replay)?;
     let reporter = opened.reporter;
     reporter.begin(&info);
@@ -102,16 +125,16 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Merged, String> {
     let mut outcome = RunOutcome::default();
     let mut table = Table::default();
     for p in 0..n_points {
-        let key = points::point_key(&segs, p);
-        let first_phase = points::phase_names(&segs, p).into_iter().next().unwrap_or_default();
-        let totals = timeline::stream_point(&segs, p, &key, &first_phase, &reporter)?;
-        let point = points::merge_point(&segs, p, key, &totals)?;
+        let key = points::point_key(segs, p);
+        let first_phase = points::phase_names(segs, p).into_iter().next().unwrap_or_default();
+        let totals = timeline::stream_point(segs, p, &key, &first_phase, &reporter)?;
+        let point = points::merge_point(segs, p, key, &totals)?;
         reporter.point(&point);
         if point.is_bad() {
             outcome.bad_points += 1;
         }
         outcome.rows.push(SummaryRow::of(&point));
-        table.add(&segs, p, &point, &totals);
+        table.add(segs, p, &point, &totals);
     }
     reporter.end(&outcome);
     if let Some(e) = reporter.errors().first() {

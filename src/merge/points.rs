@@ -328,6 +328,9 @@ fn merge_repeats(segs: &[SegmentDir], p: usize) -> Vec<RepeatRun> {
                 load,
                 // From the histogram logs, by `repeat_latency`.
                 latency: None,
+                // Each segment's client is its own process: its figure is in its
+                // segment's own results.json.
+                client_cpu: None,
             }
         })
         .collect()

@@ -128,6 +128,30 @@ impl SystemMeter {
     }
 }
 
+/// CPU time (user + system) of every thread of this process so far, in nanoseconds.
+pub fn process_cpu_ns() -> u64 {
+    // SAFETY: rusage is plain old data, filled by getrusage.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is writable; RUSAGE_SELF covers every thread of the process.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let tv_ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000;
+    tv_ns(ru.ru_utime) + tv_ns(ru.ru_stime)
+}
+
+/// Time the threads of this process now alive have spent waiting for a CPU (on a run
+/// queue), in nanoseconds (the second field of each thread's schedstat; 0 where the
+/// kernel does not keep it).
+pub fn process_run_wait_ns() -> u64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .sum()
+}
+
 fn read(buf: &mut String) -> Reading {
     // SAFETY: rusage is plain old data, filled by getrusage.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };

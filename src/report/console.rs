@@ -205,6 +205,9 @@ impl Sink for Console {
             openloop::slo_evidence(out, report)?;
         }
         verify::console(out, p)?;
+        for w in crate::result::checks::warnings(p) {
+            writeln!(out, "check {}: {}", w.name(), w.message())?;
+        }
         match &p.status {
             PointStatus::Ok => {}
             PointStatus::Failed(msg) => writeln!(out, "FAILED: {msg}")?,

@@ -271,6 +271,8 @@ fn repeat(r: &RepeatRun) -> Value {
         "phases": phases,
         "seed": r.load.as_ref().map(load_json),
         "ops": repeat_ops(r.latency.as_ref()),
+        "client_cores_used": r.client_cores_used(),
+        "client_cores_waited": r.client_cores_waited(),
     })
 }
 
@@ -320,6 +322,11 @@ pub fn point(p: &PointResult) -> Value {
         "repeats": p.repeats.iter().map(repeat).collect::<Vec<_>>(),
         "epoch": super::epochs::json(p),
         "verify": super::verify::json(p),
+        "checks": {
+            "confidence": crate::result::checks::CONFIDENCE,
+            "intervals": crate::result::checks::intervals_json(p),
+            "warnings": crate::result::checks::warnings_json(p),
+        },
     })
 }
 

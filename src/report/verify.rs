@@ -46,6 +46,18 @@ pub fn console(out: &mut dyn Write, p: &PointResult) -> io::Result<()> {
     for e in &v.examples {
         writeln!(out, "  {}", example(e))?;
     }
+    if let Some(injected) = &v.injected {
+        let done: Vec<String> = (injected.named().iter())
+            .filter(|(_, n)| *n > 0)
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        let done = if done.is_empty() {
+            "none".to_string()
+        } else {
+            done.join(", ")
+        };
+        writeln!(out, "  faults the engine injected: {done}")?;
+    }
     Ok(())
 }
 
@@ -61,14 +73,16 @@ fn example(e: &Example) -> String {
     )
 }
 
-/// results.json's `verify` of a point: null for a plain run.
+/// results.json's `verify` of a point: null for a plain run. `injected` (the engine's
+/// own count of the faults it injected, per fault knob) is there only for an engine
+/// that injects faults.
 pub fn json(p: &PointResult) -> Value {
     let Some(v) = &p.verify else { return Value::Null };
     let counts: serde_json::Map<String, Value> = Anomaly::ALL
         .iter()
         .map(|k| (k.name().to_string(), json!(v.count(*k))))
         .collect();
-    json!({
+    let mut out = json!({
         "mode": "verify",
         "reads_checked": v.reads,
         "keys_read_back": v.final_keys,
@@ -81,7 +95,14 @@ pub fn json(p: &PointResult) -> Value {
             "got": e.got,
             "final_pass": e.final_pass,
         })).collect::<Vec<_>>(),
-    })
+    });
+    if let (Some(injected), Some(obj)) = (&v.injected, out.as_object_mut()) {
+        let named: serde_json::Map<String, Value> = (injected.named().iter())
+            .map(|(name, n)| (name.to_string(), json!(n)))
+            .collect();
+        obj.insert("injected".to_string(), Value::Object(named));
+    }
+    out
 }
 
 /// The `verify` sink.

@@ -5,6 +5,16 @@
 //! `99thPercentileLatency(us)` and `Return=STATUS` counts, as
 //! `[SECTION], METRIC, VALUE` lines.
 //!
+//! A block is one consistent set, as YCSB prints for one run, also with `--repeat`
+//! above 1: the repeats count as one run laid end to end. `RunTime(ms)` is the sum of
+//! the repeats' wall times, every section's counts and latencies are over all repeats
+//! (the histograms are merged, never averaged), and `Throughput(ops/sec)` is the
+//! units of all repeats over that summed time: YCSB's operations per second, a
+//! read-modify-write counting once, so with one call per unit it is the sections'
+//! `Operations` over `RunTime(ms)` (to RunTime's rounding to whole milliseconds). It
+//! is the pooled rate, not the median of the repeats' rates that the console shows;
+//! the spread over repeats is in the other reports.
+//!
 //! Operation names are YCSB's: get is READ, put is UPDATE (INSERT in a phase named
 //! `load`, YCSB's load), scan is SCAN, del is DELETE, append is EXTEND (YCSB-IVS);
 //! kvmark's other verbs keep their names in capitals. A get that found nothing is
@@ -15,10 +25,9 @@
 
 use std::io::{self, Write};
 
-use super::figures::phase_views;
 use super::{RunInfo, Sink};
 use crate::metrics::{LatencySet, LatencySummary, OpKind};
-use crate::result::{PointResult, RunOutcome};
+use crate::result::{PointResult, RunOutcome, per_sec};
 use crate::workload::ycsb::LOAD_PHASE;
 
 /// Writes YCSB-format blocks to any writer.
@@ -57,30 +66,35 @@ impl Sink for Ycsb {
     }
 
     fn point(&mut self, p: &PointResult) -> io::Result<()> {
-        let repeats = p.repeats.len().max(1) as f64;
-        for view in phase_views(p).into_iter().filter(|v| v.name != "all") {
+        for (i, (phase, rec)) in p.phases.iter().enumerate() {
+            // Sums over the repeats, like the sections' counts below, so that the
+            // block reads as one run (see the module doc).
+            let runs = p.repeats.iter().filter_map(|r| r.phases.get(i));
+            let (units, wall_ns) = runs.fold((0u64, 0u64), |(u, w), r| {
+                (u.saturating_add(r.units), w.saturating_add(r.wall_ns))
+            });
             writeln!(
                 self.out,
                 "# kvmark {} phase {} status {}",
                 p.key.label(),
-                view.name,
+                phase,
                 p.status.word()
             )?;
             writeln!(
                 self.out,
                 "[OVERALL], RunTime(ms), {}",
-                (view.wall_s * 1000.0 / repeats).round() as u64
+                (wall_ns as f64 / 1e6).round() as u64
             )?;
-            writeln!(self.out, "[OVERALL], Throughput(ops/sec), {}", view.wu.median)?;
+            writeln!(self.out, "[OVERALL], Throughput(ops/sec), {}", per_sec(units, wall_ns))?;
             for set in [LatencySet::Service, LatencySet::Response] {
-                for (kind, st) in view.rec.used() {
+                for (kind, st) in rec.used() {
                     let Some(h) = st.latency(set) else {
                         continue;
                     };
                     let s = LatencySummary::of(h);
                     let name = match set {
-                        LatencySet::Service => op_name(kind, view.name),
-                        LatencySet::Response => format!("Intended-{}", op_name(kind, view.name)),
+                        LatencySet::Service => op_name(kind, phase),
+                        LatencySet::Response => format!("Intended-{}", op_name(kind, phase)),
                     };
                     // Only a get is one lookup per call (an mget's misses count keys).
                     let not_found = if kind == OpKind::Get { st.misses } else { 0 };

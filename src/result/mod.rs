@@ -5,6 +5,7 @@
 //! results name the workload's sweep values and epoch modes and the pacing rate, so
 //! they sit above `workload` and `kv`, and nothing here runs anything.
 
+pub mod checks;
 pub mod epochs;
 pub mod intervals;
 pub mod slo;
@@ -26,6 +27,8 @@ pub struct RunOutcome {
     pub interrupted: bool,
     /// Points that failed or saw engine errors.
     pub bad_points: usize,
+    /// Points that failed a self-check ([`checks`]).
+    pub checked_points: usize,
     /// Errors that happened outside any point (closing or removing a store).
     pub other_errors: Vec<String>,
 }
@@ -175,6 +178,9 @@ pub struct RepeatRun {
     /// known: a merged scale-out run whose segments keep none, or whose logs' intervals
     /// could not be given to repeats exactly.
     pub latency: Option<Vec<RepeatLatency>>,
+    /// kvmark's own CPU use over this repeat's timed phases (None where not
+    /// measured: a merged scale-out run).
+    pub client_cpu: Option<ClientCpu>,
 }
 
 /// One operation kind's latency in one repeat.
@@ -237,9 +243,44 @@ impl RepeatRun {
         self.phases.iter().map(|p| p.warmup_units).sum()
     }
 
+    /// Cores' worth of CPU kvmark used per second of this repeat's timed phases.
+    pub fn client_cores_used(&self) -> Option<f64> {
+        let c = self.client_cpu.filter(|c| c.wall_ns > 0)?;
+        Some(c.cpu_ns as f64 / c.wall_ns as f64)
+    }
+
+    /// Cores' worth of CPU time kvmark's threads waited for (ready to run, on a run
+    /// queue) per second of this repeat's timed phases.
+    pub fn client_cores_waited(&self) -> Option<f64> {
+        let c = self.client_cpu.filter(|c| c.wall_ns > 0)?;
+        Some(c.wait_ns as f64 / c.wall_ns as f64)
+    }
+
     /// Key and value bytes written per second.
     pub fn bytes_per_sec(&self) -> f64 {
         per_sec(self.phases.iter().map(|p| p.bytes).sum(), self.wall_ns())
+    }
+}
+
+/// kvmark's own CPU use over a stretch of wall time, in nanoseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ClientCpu {
+    /// CPU time of every thread of the process.
+    pub cpu_ns: u64,
+    /// Time its threads waited for a CPU (run queue): demand the machine did not meet.
+    pub wait_ns: u64,
+    /// The wall time.
+    pub wall_ns: u64,
+}
+
+impl ClientCpu {
+    /// Both added.
+    pub fn plus(self, o: ClientCpu) -> ClientCpu {
+        ClientCpu {
+            cpu_ns: self.cpu_ns + o.cpu_ns,
+            wait_ns: self.wait_ns + o.wait_ns,
+            wall_ns: self.wall_ns + o.wall_ns,
+        }
     }
 }
 

@@ -123,6 +123,9 @@ pub fn execute(plan: &Plan, observer: &dyn Observer, abort: &Arc<AtomicBool>) ->
                                 if point.is_bad() {
                                     out.bad_points += 1;
                                 }
+                                if !crate::result::checks::warnings(point).is_empty() {
+                                    out.checked_points += 1;
+                                }
                                 observer.point(point);
                                 out.rows.push(SummaryRow::of(point));
                             }

@@ -318,11 +318,14 @@ impl Runner<'_> {
             let complete = outcome.end == CrewEnd::Done;
             if complete || outcome.end == CrewEnd::Interrupted {
                 // An interrupted repeat is kept (partial figures, clearly marked).
+                let client_cpu =
+                    (outcome.steps.iter()).fold(crate::result::ClientCpu::default(), |all, s| all.plus(s.client_cpu));
                 point.repeats.push(RepeatRun {
                     phases: phase_runs,
                     thread_units,
                     load,
                     latency: Some(RepeatLatency::of(outcome.steps.iter().map(|s| &s.rec))),
+                    client_cpu: Some(client_cpu),
                 });
             }
             match outcome.end {

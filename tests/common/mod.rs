@@ -82,6 +82,18 @@ pub fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
     }
 }
 
+/// A prerequisite this machine lacks (`why` names it and how to get it): a plain
+/// `cargo test` skips, saying so on stderr; under KVMARK_REQUIRE_SERVERS=1
+/// (scripts/with-servers, CI) the test fails with `why` instead, since a skip there
+/// would pass without checking anything. The caller returns after it.
+pub fn skip_or_fail(why: &str) {
+    assert!(
+        !kvmark::engine::storage::servers_required(),
+        "{why}; with KVMARK_REQUIRE_SERVERS=1 a missing prerequisite fails the test"
+    );
+    eprintln!("skipped: {why}");
+}
+
 /// Stdout as text.
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

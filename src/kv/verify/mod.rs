@@ -38,7 +38,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use self::tag::{ABSENT, Version};
-use crate::engine::{ErrorKind, ReadBuf, Session};
+use crate::engine::{ErrorKind, Injected, ReadBuf, Session};
 
 pub use self::checked::Writer;
 pub use self::tag::TAG_LEN;
@@ -126,6 +126,11 @@ pub struct VerifyReport {
     pub counts: [u64; 5],
     /// The first few of each kind.
     pub examples: Vec<Example>,
+    /// The faults the engine says it injected on purpose into the stores checked (the
+    /// `sim` engine's fault knobs), read after each final pass, so that what was
+    /// detected can be set beside what there was to detect; None for an engine that
+    /// injects none.
+    pub injected: Option<Injected>,
 }
 
 impl VerifyReport {
@@ -162,6 +167,9 @@ impl VerifyReport {
             self.examples
                 .extend(more.take(EXAMPLES_PER_KIND.saturating_sub(have)).cloned());
             self.counts[kind.index()] += n;
+        }
+        if let Some(more) = &other.injected {
+            self.injected.get_or_insert_with(Injected::default).add(more);
         }
     }
 
@@ -281,6 +289,9 @@ pub struct Checker {
     clock: AtomicU64,
     writers: AtomicU64,
     found: Mutex<VerifyReport>,
+    /// The engine's injected faults as last read, so a store that serves several
+    /// points (`--seed-once`) gives each point its own share.
+    injected_seen: Mutex<Injected>,
 }
 
 impl Default for Checker {
@@ -297,6 +308,7 @@ impl Checker {
             clock: AtomicU64::new(0),
             writers: AtomicU64::new(0),
             found: Mutex::new(VerifyReport::default()),
+            injected_seen: Mutex::new(Injected::default()),
         }
     }
 
@@ -456,9 +468,24 @@ impl Checker {
 
     /// Reads back every key kvmark wrote and checks it against its last acknowledged
     /// state. A key that reads older or absent is read once more: if the second read
-    /// is right the first was a stale read, otherwise the write is lost. Returns the
-    /// keys read, or the engine's error.
+    /// is right the first was a stale read, otherwise the write is lost. Then notes
+    /// the faults the engine injected since the last final pass ([`Session::injected`],
+    /// the final pass's own included), even when the pass failed. Returns the keys
+    /// read, or the engine's error.
     pub fn final_pass(&self, session: &mut dyn Session) -> Result<u64, String> {
+        let read = self.read_back(session);
+        if let Some(now) = session.injected() {
+            let mut seen = self.injected_seen.lock().unwrap_or_else(|p| p.into_inner());
+            let share = now.since(&seen);
+            *seen = now;
+            let mut found = self.found.lock().unwrap_or_else(|p| p.into_inner());
+            found.injected.get_or_insert_with(Injected::default).add(&share);
+        }
+        read
+    }
+
+    /// The final pass's reads and checks.
+    fn read_back(&self, session: &mut dyn Session) -> Result<u64, String> {
         let keys: Vec<Box<[u8]>> = self
             .stripes
             .iter()
@@ -632,6 +659,40 @@ mod tests {
             Some(Anomaly::StaleRead)
         );
         assert_eq!(judge(&c, b"k", Some(&val(b"k", version(1, 1000)))), None);
+    }
+
+    #[test]
+    fn each_final_pass_notes_the_faults_injected_since_the_last() {
+        use crate::engine::{EngineOptions, OpenRequest};
+        let mut opts = EngineOptions::new();
+        opts.set("resurrect", "1");
+        let store = (crate::engine::sim::INFO.open)(&OpenRequest::memory(&opts)).unwrap();
+        let mut session = store.session().unwrap();
+        session.put(b"k", b"v").unwrap();
+        session.del(b"k").unwrap();
+        let c = Checker::new();
+        c.final_pass(session.as_mut()).unwrap();
+        let first = c.take_report().injected.expect("sim reports what it injected");
+        assert_eq!(first.resurrect, 1);
+        // The same store's next point gets only what was injected after.
+        c.final_pass(session.as_mut()).unwrap();
+        assert_eq!(c.take_report().injected, Some(Injected::default()));
+        // A store that injects nothing reports nothing.
+        let plain = (crate::engine::sim::INFO.open)(&OpenRequest::memory(&EngineOptions::new())).unwrap();
+        c.final_pass(plain.session().unwrap().as_mut()).unwrap();
+        assert_eq!(c.take_report().injected, None);
+        // Repeats add up.
+        let mut r = VerifyReport::default();
+        r.merge(&VerifyReport {
+            injected: Some(first),
+            ..VerifyReport::default()
+        });
+        r.merge(&VerifyReport {
+            injected: Some(first),
+            ..VerifyReport::default()
+        });
+        r.merge(&VerifyReport::default());
+        assert_eq!(r.injected.map(|i| i.resurrect), Some(2));
     }
 
     #[test]

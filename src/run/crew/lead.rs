@@ -118,6 +118,10 @@ pub(super) fn lead(
             .map(|l| began + l);
         let start_raw = crew.clock.raw();
         let start_unix_ns = unix_ns(SystemTime::now());
+        let (cpu_before, wait_before) = (
+            crate::probe::live::process_cpu_ns(),
+            crate::probe::live::process_run_wait_ns(),
+        );
         gate.release(i + 1);
         if let Some(s) = sampler {
             s.step_started(step.info(), start_raw, began);
@@ -131,6 +135,7 @@ pub(super) fn lead(
             warmup_units: 0,
             thread_units: vec![0; n],
             rec: Recorder::new(),
+            client_cpu: Default::default(),
         };
         let mut end_raw = start_raw;
         let mut first_cut: Option<u64> = None;
@@ -226,15 +231,22 @@ pub(super) fn lead(
             None => start_raw,
         };
         merged.wall_ns = crew.clock.delta_as_nanos(measured_from, end_raw);
+        merged.client_cpu = crate::result::ClientCpu {
+            cpu_ns: crate::probe::live::process_cpu_ns().saturating_sub(cpu_before),
+            wait_ns: crate::probe::live::process_run_wait_ns().saturating_sub(wait_before),
+            wall_ns: began.elapsed().as_nanos() as u64,
+        };
         // A timed phase in which no unit finished, and whose workers had to be
         // interrupted, has no figure to give: run() never returned within the phase's
-        // time (an endless loop). A paced phase too short for any arrival is not this.
+        // time (an endless loop), or a unit takes longer than the phase. A paced phase
+        // too short for any arrival is not this.
         if let (Some(secs), true) = (step.info().secs, out.end == CrewEnd::Done)
             && merged.units + merged.warmup_units == 0
             && nudger.nudged
         {
             out.end = CrewEnd::Failed(format!(
-                "phase {}: no unit finished in its {secs} s: a unit never returned (an endless loop in run()?)",
+                "phase {}: no unit finished in its {secs} s: a unit never returned (an endless loop in run()?) or \
+                 takes longer than the phase (give a longer --secs)",
                 step.name()
             ));
         }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::kv::pace::PaceSpec;
 use crate::metrics::Recorder;
+use crate::result::ClientCpu;
 use crate::run::bulk::steps::{ExtendWork, FillSource, Slot};
 use crate::run::sampler::StepInfo;
 use crate::workload::Budget;
@@ -90,6 +91,8 @@ pub struct StepOutcome {
     pub thread_units: Vec<u64>,
     /// All threads' recorders merged.
     pub rec: Recorder,
+    /// The client's own load over the whole step, for the saturation check.
+    pub client_cpu: ClientCpu,
 }
 
 /// How a crew's run ended.

@@ -327,6 +327,7 @@ impl Accum {
             thread_units: step.thread_units.clone(),
             load,
             latency: Some(RepeatLatency::of([&step.rec])),
+            client_cpu: Some(step.client_cpu),
         });
         if let Some(d) = info.dump {
             self.dumps.push(d);

@@ -249,6 +249,7 @@ fn clone_outcome(o: &StepOutcome) -> StepOutcome {
         warmup_units: o.warmup_units,
         thread_units: o.thread_units.clone(),
         rec: o.rec.clone(),
+        client_cpu: o.client_cpu,
     }
 }
 
