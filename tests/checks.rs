@@ -52,6 +52,28 @@ fn a_short_run_has_uncertain_percentiles_and_strict_fails_it() {
     assert!(lo <= p50 && p50 <= hi, "{lo} <= {p50} <= {hi}");
     assert_eq!(point["checks"]["confidence"].as_f64(), Some(0.95));
 
+    assert!(
+        point["checks"]["throughput_wu_per_s"].is_null(),
+        "one repeat: no spread"
+    );
+
+    // Over repeats, the throughput's interval holds the repeats' mean.
+    let (_, console, point) = run(&["--ops", "300", "--repeat", "3", &wl]);
+    let t = &point["checks"]["throughput_wu_per_s"];
+    let rates: Vec<f64> = (0..3)
+        .map(|r| point["repeats"][r]["wu_per_s"].as_f64().unwrap())
+        .collect();
+    let mean = rates.iter().sum::<f64>() / 3.0;
+    assert_eq!(t["repeats"], 3, "{console}");
+    assert!(
+        (t["mean"].as_f64().unwrap() - mean).abs() < 1e-6 * mean,
+        "{t} {rates:?}"
+    );
+    assert!(
+        t["low"].as_f64().unwrap() <= mean && mean <= t["high"].as_f64().unwrap(),
+        "{t}"
+    );
+
     let (code, console, _) = run(&["--ops", "300", "--strict", &wl]);
     assert_eq!(code, 1, "{console}");
     assert!(

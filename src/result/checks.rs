@@ -280,6 +280,18 @@ pub fn warnings(p: &PointResult) -> Vec<Warning> {
     out
 }
 
+/// The 95% interval of the point's throughput (wu/s) over its repeats, for
+/// results.json (the normal approximation, as the epochs' intervals): null with fewer
+/// than two repeats, where there is no spread to judge.
+pub fn throughput_json(p: &PointResult) -> Value {
+    let rates: Vec<f64> = p.repeats.iter().map(super::RepeatRun::wu_per_sec).collect();
+    if rates.len() < 2 {
+        return Value::Null;
+    }
+    let i = super::intervals::Interval::of(&rates);
+    json!({ "mean": i.mean, "low": i.low(), "high": i.high(), "repeats": i.n })
+}
+
 /// The failed checks of `p` for results.json: `[{"check": name, "message": text}]`.
 pub fn warnings_json(p: &PointResult) -> Value {
     Value::Array(
