@@ -187,6 +187,8 @@ impl Drop for Watchdog {
     fn drop(&mut self) {
         drop(self.done.take());
         if let Some(w) = self.watcher.take() {
+            // Err only if the watcher panicked; it only waits and signals, and the
+            // watch is over either way.
             let _ = w.join();
         }
     }
