@@ -10,6 +10,7 @@
 //!   --epochs 1`), merge.sh (2 segments of 10 s), plots.sh (one run of its fixed-size
 //!   input), bad-inputs.py (every input), network.sh (one round of 2000 requests),
 //!   pipeline.sh (one round of 1000 requests, without memtier_benchmark),
+//!   cluster.sh (one round of 1000 requests), pgpipeline.sh (one round of 1 s runs),
 //!   segments.sh (1 s per count), rocksdb-overhead.sh (modes fill, spec and oplog,
 //!   100 operations), rocksdb-overhead-cpu.sh, callgrind.sh (its default paths at
 //!   20000 minus 10000 units, and `rocksdb bare` on 100 keys), unit-instructions.sh,
@@ -37,7 +38,8 @@
 //! scripts/servers install (valgrind, mpirun, redis-benchmark) are skipped with a note
 //! in a plain `cargo test` where they are missing, and fail the test under
 //! KVMARK_REQUIRE_SERVERS=1 (`make test`, CI). The scripts that need servers start
-//! private ones (as network.sh, pipeline.sh, server-instructions.sh and
+//! private ones (as network.sh, pipeline.sh, cluster.sh, pgpipeline.sh,
+//! server-instructions.sh and
 //! ycsb-servers.sh do themselves, or a private Redis here for segments.sh), never the
 //! ones `make test` shares.
 
@@ -53,6 +55,7 @@ use kvmark::engine::storage::servers_required;
 const CHECKED: &[&str] = &[
     "bench/bad-inputs.py",
     "bench/callgrind.sh",
+    "bench/cluster.sh",
     "bench/compare.sh",
     "bench/engines.sh",
     "bench/harness.sh",
@@ -61,6 +64,7 @@ const CHECKED: &[&str] = &[
     "bench/merge.sh",
     "bench/network.sh",
     "bench/openloop.sh",
+    "bench/pgpipeline.sh",
     "bench/pipeline.sh",
     "bench/plots.sh",
     "bench/rocksdb-overhead-cpu.sh",
@@ -700,6 +704,66 @@ fn pipeline_pairs_kvmark_with_redis_benchmark_at_both_depths() {
     );
     exits(&o, 2);
     assert!(stderr(&o).contains("is not an executable"), "{}", stderr(&o));
+}
+
+/// Whether `line` is a row of `name` ("read P1", not "read P16").
+fn names_row(line: &str, name: &str) -> bool {
+    line.trim_start()
+        .strip_prefix(name)
+        .is_some_and(|rest| rest.starts_with(' '))
+}
+
+#[cfg(feature = "redis")]
+#[test]
+fn cluster_pairs_kvmark_on_a_cluster_with_redis_benchmark_and_one_primary() {
+    if !have("redis-benchmark") {
+        return;
+    }
+    let out = passed(&run("bench/cluster.sh", &["1", "1000"], &[]));
+    for depth in ["P1", "P16"] {
+        for test in ["set", "get"] {
+            let name = format!("{test} {depth}");
+            let round = out
+                .lines()
+                .find(|l| names_row(l, &name) && l.contains("kvmark cluster "))
+                .unwrap_or_else(|| panic!("{name}'s round in:\n{out}"));
+            for tool in ["kvmark cluster", "redis-benchmark cluster", "kvmark one primary"] {
+                assert!(number_after(round, tool) > 0.0, "{round}");
+            }
+            for against in ["redis-benchmark --cluster:", "kvmark one primary:"] {
+                let median = out
+                    .lines()
+                    .find(|l| names_row(l, &name) && l.contains(against))
+                    .unwrap_or_else(|| panic!("{name}'s median against {against} in:\n{out}"));
+                assert!(
+                    median.contains("1 rounds)") && number_after(median, against) > 0.0,
+                    "{median}"
+                );
+            }
+        }
+    }
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+fn pgpipeline_pairs_kvmark_with_pgbench_at_both_depths() {
+    // pgbench comes with the server's package, outside PATH; the script finds it.
+    if !have("psql") {
+        return;
+    }
+    let out = passed(&run("bench/pgpipeline.sh", &["1", "1"], &[]));
+    for depth in ["P1", "P16"] {
+        for test in ["read", "put"] {
+            let name = format!("{test} {depth}");
+            let rows: Vec<&str> = out.lines().filter(|l| names_row(l, &name)).collect();
+            assert_eq!(rows.len(), 2, "{name}: its round and its median in:\n{out}");
+            assert!(
+                number_after(rows[0], "kvmark") > 0.0 && number_after(rows[0], "pgbench") > 0.0,
+                "{out}"
+            );
+            assert!(rows[1].contains("1 rounds)"), "{out}");
+        }
+    }
 }
 
 #[cfg(feature = "redis")]

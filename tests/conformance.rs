@@ -857,7 +857,8 @@ fn concurrent_writers_lose_no_acknowledged_write() {
 
 /// Point verbs and batches with the engine's default options, for the engines that
 /// pipeline: without the contract's opt-ins a server engine may take a leaner path
-/// (Redis without its index encodes these verbs itself), which must keep the same
+/// (Redis without its index encodes these verbs itself; Redis Cluster spreads the
+/// store over every primary and splits batches by slot), which must keep the same
 /// contract, with sessions of their own and in a pipeline group.
 #[test]
 fn point_verbs_and_batches_keep_the_contract_with_default_options() {
@@ -899,6 +900,16 @@ fn point_verbs_and_batches_keep_the_contract_with_default_options() {
         assert_eq!(get(&fx, &mut *t, &key(1)), None, "{n}: after mdel");
         put(&fx, &mut *s, b"empty", b"");
         assert_eq!(get(&fx, &mut *t, b"empty"), Some(Vec::new()), "{n}: an empty value");
+        assert_eq!(
+            ok(n, "append", || t.append(b"empty", b"+x")),
+            Appended::Yes,
+            "{n}: append"
+        );
+        assert_eq!(
+            get(&fx, &mut *s, b"empty"),
+            Some(b"+x".to_vec()),
+            "{n}: an appended value"
+        );
         // Larger than a read of the connection: the reply arrives in pieces.
         let big: Vec<u8> = (0..(4 << 20)).map(|i: u32| (i % 251) as u8).collect();
         put(&fx, &mut *s, b"big", &big);

@@ -333,8 +333,13 @@ async fn within<T>(op: impl Future<Output = T>, timer: &mut Pin<Box<Sleep>>, dea
 /// A session has one request outstanding at a time, so it polls the driver itself
 /// while it waits ([`Driver::drive`]): the socket wakes the session's connection, and
 /// the reply completes the request within the same poll.
+///
+/// A connection shared by a pipeline group has many requests outstanding, so its I/O
+/// is spawned as a task of the thread's runtime instead ([`Driver::spawned`]), and
+/// each request waits for it as for any task.
 pub struct Driver {
-    io: Fuse<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    /// None when the I/O runs as a task of its own.
+    io: Option<IoFuture>,
     /// The error the I/O future ended with, set once ([`Driver::keeping_error`]).
     ended: Arc<OnceLock<String>>,
 }
@@ -345,9 +350,32 @@ impl Driver {
     pub fn new(io: impl Future<Output = ()> + Send + 'static) -> Self {
         let io: Pin<Box<dyn Future<Output = ()> + Send>> = Box::pin(io);
         Driver {
-            io: io.fuse(),
+            io: Some(io.fuse()),
             ended: Arc::default(),
         }
+    }
+
+    /// For an I/O future that ends with the connection's error: spawns it on the
+    /// running runtime (requests then wait with their own wakers) and keeps its error
+    /// for [`Driver::ended`], as [`Driver::keeping_error`] does.
+    pub fn spawned<E: fmt::Display>(io: impl Future<Output = Result<(), E>> + Send + 'static) -> Self {
+        let ended = Arc::<OnceLock<String>>::default();
+        let slot = Arc::clone(&ended);
+        tokio::spawn(async move {
+            if let Err(e) = io.await {
+                let _ = slot.set(e.to_string());
+            }
+        });
+        Driver { io: None, ended }
+    }
+
+    /// Another handle on a spawned connection's I/O (None for one driven in place,
+    /// which only its owner can drive).
+    pub fn share(&self) -> Option<Driver> {
+        self.io.is_none().then(|| Driver {
+            io: None,
+            ended: Arc::clone(&self.ended),
+        })
     }
 
     /// Takes an I/O future that ends with the connection's error, keeping the error's
@@ -375,15 +403,19 @@ impl Driver {
     /// is moved whole into `block_on` on every operation.
     pub fn drive<'a, R: Future + Send + 'a>(&'a mut self, request: R) -> Drive<'a, R::Output> {
         Drive {
-            io: &mut self.io,
+            io: self.io.as_mut(),
             request: Box::pin(request),
         }
     }
 }
 
+/// A connection's I/O future, boxed.
+type IoFuture = Fuse<Pin<Box<dyn Future<Output = ()> + Send>>>;
+
 /// A request and the I/O of its connection ([`Driver::drive`]).
 pub struct Drive<'a, T> {
-    io: &'a mut Fuse<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    /// None when the I/O is a task of its own ([`Driver::spawned`]).
+    io: Option<&'a mut IoFuture>,
     request: Pin<Box<dyn Future<Output = T> + Send + 'a>>,
 }
 
@@ -392,6 +424,9 @@ impl<T> Future for Drive<'_, T> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
         let this = &mut *self;
+        let Some(io) = this.io.as_mut() else {
+            return this.request.as_mut().poll(cx);
+        };
         // The request waits only for what the driver does, and the driver runs only
         // here: so the request is polled with a waker that does nothing, and only the
         // driver's wake-ups (the socket's, its queue's) wake the session. A reply the
@@ -400,7 +435,7 @@ impl<T> Future for Drive<'_, T> {
         if let Poll::Ready(out) = this.request.as_mut().poll(&mut quiet) {
             return Poll::Ready(out);
         }
-        let _ = Pin::new(&mut *this.io).poll(cx);
+        let _ = Pin::new(&mut **io).poll(cx);
         this.request.as_mut().poll(&mut quiet)
     }
 }

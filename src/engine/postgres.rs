@@ -22,7 +22,13 @@
 //!
 //! Sessions wait through [`inflight::block_on`](super::inflight::block_on), and drive
 //! their connection's I/O themselves while they wait ([`net::Driver`]) instead of
-//! spawning it as a task, which spares each request a hop through that task. Creating
+//! spawning it as a task, which spares each request a hop through that task. The
+//! sessions of a pipeline group (`--pipeline N`) share one connection and its prepared
+//! statements: its I/O runs as a task of the thread's runtime, and tokio-postgres
+//! writes the requests queued while it was busy together (Bind/Execute/Sync of each,
+//! in one write) and hands the replies back in order: the extended protocol's
+//! pipelining. Every verb is one statement, so requests of different sessions may
+//! interleave on the connection. Creating
 //! and dropping tables, the probe and the server statistics use the same async client
 //! on connections of their own, each exchange within the timeout.
 
@@ -33,19 +39,19 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, Config, NoTls, Statement};
 
-use super::inflight::block_on;
+use super::inflight::{RuntimeId, block_on, runtime_id};
 
 use super::net::{self, Connector, Driver, Fault, Link, LinkStats};
 use super::{
     AppendMethod, Appended, EngineError, EngineInfo, EngineOptions, EngineResult, Existed, KnobDef, KnobTable,
-    OpenRequest, OptionError, ReadBuf, Rows, ScanFn, ServerKind, Session, StorageKind, Store, Values,
+    OpenRequest, OptionError, Pipeline, ReadBuf, Rows, ScanFn, ServerKind, Session, StorageKind, Store, Values,
 };
 
 /// Registry entry.
 pub static INFO: EngineInfo = EngineInfo {
     name: ENGINE,
     storage: StorageKind::Server(&SERVER),
-    description: "a PostgreSQL server (tokio-postgres): a bytea-keyed table, prepared statements per session",
+    description: "a PostgreSQL server (tokio-postgres): a bytea-keyed table, prepared statements per session (per pipeline group with --pipeline, whose sessions share one connection)",
     append: AppendMethod::ReadModifyWrite,
     del_reports_existence: true,
     atomic_batches: true,
@@ -74,7 +80,7 @@ static SERVER: ServerKind = ServerKind {
         admin(&s, "probe", async |c| c.simple_query("SELECT 1").await.map(drop)).map_err(|e| e.message)
     },
     remove,
-    pipeline: false,
+    pipeline: true,
 };
 
 #[derive(Debug, Clone)]
@@ -362,7 +368,22 @@ impl Connector for AdminConnector {
 impl Store for PgStore {
     fn session(&self) -> EngineResult<Box<dyn Session>> {
         let s = &self.shared;
-        let connector = PgConnector { shared: s.clone() };
+        let connector = PgConnector {
+            shared: s.clone(),
+            group: None,
+        };
+        Ok(Box::new(PgSession {
+            link: Link::open(connector, s.settings.timeout, s.links.clone())?,
+            cap: s.cap.map_or(i64::MAX, |c| i64::try_from(c).unwrap_or(i64::MAX)),
+        }))
+    }
+
+    fn pipelined_session(&self, group: &Pipeline) -> EngineResult<Box<dyn Session>> {
+        let s = &self.shared;
+        let connector = PgConnector {
+            shared: s.clone(),
+            group: Some(group.shared(PgGroup::default)),
+        };
         Ok(Box::new(PgSession {
             link: Link::open(connector, s.settings.timeout, s.links.clone())?,
             cap: s.cap.map_or(i64::MAX, |c| i64::try_from(c).unwrap_or(i64::MAX)),
@@ -390,12 +411,58 @@ impl Store for PgStore {
     }
 }
 
-/// One session's connection with its prepared statements.
+/// One session's connection with its prepared statements: its own, or its pipeline
+/// group's.
 struct PgConn {
-    client: Client,
-    /// The connection's I/O, driven by the session's requests.
+    client: Arc<Client>,
+    /// The connection's I/O, driven by the session's requests (or a task of its own
+    /// for a group's connection).
     io: Driver,
-    st: Statements,
+    st: Arc<Statements>,
+}
+
+/// The connection the sessions of one pipeline group share (see the module's
+/// documentation), with the runtime whose task drives its I/O.
+#[derive(Default)]
+struct PgGroup {
+    conn: Mutex<Option<(PgConn, RuntimeId)>>,
+}
+
+impl PgGroup {
+    /// A handle on the group's connection if it is open on the running runtime.
+    fn current(&self, here: RuntimeId) -> Option<PgConn> {
+        let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        conn.as_ref()
+            .filter(|(c, rt)| *rt == here && !c.client.is_closed())
+            .and_then(|(c, _)| c.share())
+    }
+
+    /// Keeps `made` as the group's connection, unless another session of the group
+    /// made one meanwhile: then that one is used and `made` is closed.
+    fn offer(&self, made: PgConn, here: RuntimeId) -> PgConn {
+        let mut conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(theirs) = conn
+            .as_ref()
+            .filter(|(c, rt)| *rt == here && !c.client.is_closed())
+            .and_then(|(c, _)| c.share())
+        {
+            return theirs;
+        }
+        let mine = made.share().expect("a group's connection runs as a task");
+        *conn = Some((made, here));
+        mine
+    }
+}
+
+impl PgConn {
+    /// Another handle on a group's connection.
+    fn share(&self) -> Option<PgConn> {
+        Some(PgConn {
+            client: Arc::clone(&self.client),
+            io: self.io.share()?,
+            st: Arc::clone(&self.st),
+        })
+    }
 }
 
 /// The statements a session prepares on its connection.
@@ -413,6 +480,8 @@ struct Statements {
 
 struct PgConnector {
     shared: Arc<Shared>,
+    /// The pipeline group whose connection the session shares, if any.
+    group: Option<Arc<PgGroup>>,
 }
 
 impl PgConnector {
@@ -477,10 +546,29 @@ impl Connector for PgConnector {
 
     async fn connect(&self) -> Result<PgConn, PgError> {
         let s = &self.shared.settings;
+        let Some(group) = &self.group else {
+            let (client, io) = connect_driven(s).await?;
+            let mut io = Driver::keeping_error(io);
+            let st = io.drive(self.prepare(&client)).await?;
+            return Ok(PgConn {
+                client: Arc::new(client),
+                io,
+                st: Arc::new(st),
+            });
+        };
+        let here = runtime_id();
+        if let Some(conn) = group.current(here) {
+            return Ok(conn);
+        }
         let (client, io) = connect_driven(s).await?;
-        let mut io = Driver::keeping_error(io);
-        let st = io.drive(self.prepare(&client)).await?;
-        Ok(PgConn { client, io, st })
+        let io = Driver::spawned(io);
+        let st = self.prepare(&client).await?;
+        let made = PgConn {
+            client: Arc::new(client),
+            io,
+            st: Arc::new(st),
+        };
+        Ok(group.offer(made, here))
     }
 
     fn ended(&self, conn: &PgConn) -> Option<String> {

@@ -365,10 +365,10 @@ impl PipeRef {
                 auth.arg(user);
             }
             auth.arg(password);
-            self.command(&auth).await?;
+            self.command(false, &auth).await?;
         }
         if settings.db() != 0 {
-            self.command(redis::cmd("SELECT").arg(settings.db())).await?;
+            self.command(false, redis::cmd("SELECT").arg(settings.db())).await?;
         }
         let state = self.pipe.state()?;
         state.ready = true;
@@ -428,26 +428,54 @@ impl PipeRef {
         Ok(&self.pipe.state()?.slots[self.slot].frames)
     }
 
+    /// Starts writing what is buffered without waiting for it, so requests to several
+    /// connections go out together before the first reply is awaited. What the socket
+    /// does not take now is written by the wait for the reply (or, inside
+    /// connections, when the thread idles).
+    pub fn flush_now(&self) {
+        if let Ok(state) = self.pipe.state()
+            && !state.flagged
+            && state.written < state.wbuf.len()
+        {
+            let mut cx = Context::from_waker(Waker::noop());
+            let _ = Pipe::poll_flush(state, &mut cx);
+        }
+    }
+
     /// Sends `cmd` and returns its reply as the crate's value (the rarer verbs).
-    pub async fn command(&self, cmd: &Cmd) -> Result<Value, RedisError> {
-        self.send(1, |w| cmd.write_packed_command(w))?;
+    /// `asking`: preceded by ASKING in the same write (a cluster's ASK redirection), so
+    /// no other session's request comes between them.
+    pub async fn command(&self, asking: bool, cmd: &Cmd) -> Result<Value, RedisError> {
+        self.send(1 + usize::from(asking), |w| {
+            if asking {
+                w.extend_from_slice(ASKING);
+            }
+            cmd.write_packed_command(w)
+        })?;
         self.reply().await?;
-        let v = redis::parse_redis_value(self.frames()?)?;
+        let v = redis::parse_redis_value(skip_asked(self.frames()?, asking)?)?;
         v.extract_error()
     }
 
     /// Sends the commands of `pipeline` and returns the `count` replies after the
-    /// first `offset` (what the crate's `Pipeline::query_async` asks for).
+    /// first `offset` (what the crate's `Pipeline::query_async` asks for); `asking` as
+    /// for [`PipeRef::command`] (inside MULTI the flag holds until EXEC).
     pub async fn commands(
         &self,
+        asking: bool,
         pipeline: &redis::Pipeline,
         offset: usize,
         count: usize,
     ) -> Result<Vec<Value>, RedisError> {
         let packed = pipeline.get_packed_pipeline();
-        self.send(offset + count, |w| w.extend_from_slice(&packed))?;
+        self.send(offset + count + usize::from(asking), |w| {
+            if asking {
+                w.extend_from_slice(ASKING);
+            }
+            w.extend_from_slice(&packed)
+        })?;
         self.reply().await?;
-        let mut frames = self.frames()?;
+        let mut frames = skip_asked(self.frames()?, asking)?;
         let mut values = Vec::with_capacity(count);
         let mut i = 0;
         while !frames.is_empty() {
@@ -465,6 +493,27 @@ impl PipeRef {
             i += 1;
         }
         Ok(values)
+    }
+}
+
+/// The ASKING command, as RESP.
+pub const ASKING: &[u8] = b"*1\r\n$6\r\nASKING\r\n";
+
+/// `frames` without the reply to a leading ASKING (`asking`), which must be `+OK`.
+pub fn skip_asked(frames: &[u8], asking: bool) -> Result<&[u8], RedisError> {
+    if !asking {
+        return Ok(frames);
+    }
+    match frames.strip_prefix(b"+OK\r\n") {
+        Some(rest) => Ok(rest),
+        None => {
+            let shown = &frames[..frames.len().min(64)];
+            Err(RedisError::from((
+                redis::ErrorKind::UnexpectedReturnType,
+                "ASKING was refused",
+                String::from_utf8_lossy(shown).into_owned(),
+            )))
+        }
     }
 }
 
