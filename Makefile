@@ -26,7 +26,7 @@ run: setup
 test: setup
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --all-targets -- -D warnings
-	$(CARGO) bench --no-run --bench rocksdb_overhead --bench merge_input --bench plot_input
+	$(CARGO) bench --no-run --bench rocksdb_overhead --bench merge_input --bench plot_input --bench resp_codec
 	scripts/with-servers $(CARGO) test --release
 
 quick:

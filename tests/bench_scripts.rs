@@ -15,7 +15,8 @@
 //!   100 operations), rocksdb-overhead-cpu.sh, callgrind.sh (its default paths at
 //!   20000 minus 10000 units, and `rocksdb bare` on 100 keys), unit-instructions.sh,
 //!   sampler-instructions.sh and server-instructions.sh (2000 minus 1000 requests at
-//!   depth 1).
+//!   depth 1), resp-instructions.sh (20000 minus 10000 requests; its codec bench
+//!   built the way its message says).
 //! - With a size knob the script gained for this: specs.sh (NULL_OPS, 100000 units
 //!   per null run instead of 20 M; its other sizes are its spec files'), soak.sh
 //!   (SOAK_SECS, a 4 s run instead of whole minutes) and ycsb-servers.sh (RECORDS and
@@ -33,7 +34,7 @@
 //!   rocksdb-overhead-cpu.sh name that command too.
 //!
 //! The tests that need the bare loop build it with that command, and merge.sh and
-//! plots.sh build their bench inputs themselves (`make test` builds the three before
+//! plots.sh build their bench inputs themselves (`make test` builds the four before
 //! the tests, so that no compile time lands here). Programs scripts/setup or
 //! scripts/servers install (valgrind, mpirun, redis-benchmark) are skipped with a note
 //! in a plain `cargo test` where they are missing, and fail the test under
@@ -67,6 +68,7 @@ const CHECKED: &[&str] = &[
     "bench/pgpipeline.sh",
     "bench/pipeline.sh",
     "bench/plots.sh",
+    "bench/resp-instructions.sh",
     "bench/rocksdb-overhead-cpu.sh",
     "bench/rocksdb-overhead.sh",
     "bench/sampler-instructions.sh",
@@ -330,6 +332,27 @@ fn unit_instructions_gives_the_null_and_paced_paths() {
     }
     let out = passed(&run("bench/unit-instructions.sh", &["1", "20000", "10000"], &[]));
     assert_eq!(names(&callgrind_figures(&out, 1)), ["null", "paced"], "{out}");
+}
+
+#[cfg(feature = "redis")]
+#[test]
+fn resp_instructions_counts_each_codec_per_request() {
+    if !have("valgrind") {
+        return;
+    }
+    let o = Command::new(env!("CARGO"))
+        .args(["bench", "--bench", "resp_codec", "--no-run"])
+        .current_dir(root())
+        .output()
+        .expect("run cargo");
+    assert!(o.status.success(), "cargo bench --no-run: {}", stderr(&o));
+    let out = passed(&run("bench/resp-instructions.sh", &["20000", "10000"], &[]));
+    for mode in ["own", "crate", "crate-owned"] {
+        let row = line(&out, &format!("{mode} "));
+        assert!(number_after(row, mode) > 0.0, "{out}");
+    }
+    let o = run("bench/resp-instructions.sh", &["10", "20"], &[]);
+    exits(&o, 2);
 }
 
 #[cfg(feature = "redis")]

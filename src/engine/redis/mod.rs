@@ -62,7 +62,8 @@ mod cluster;
 mod knobs;
 mod lean;
 mod pipe;
-mod resp;
+// Public for benches/resp_codec.rs, which measures it against the redis-protocol crate.
+pub mod resp;
 mod session;
 
 /// Registry entry.
