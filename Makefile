@@ -1,9 +1,11 @@
 # kvmark's entry points. `make run` and `make test` are the two commands in the README;
-# both install what they need first (scripts/setup), so they work on a fresh machine.
+# both install what they need first (scripts/setup), so they work on a fresh machine:
+# `make run` (and `make install`) the build set, `make test` (and `make bench`) the test
+# set, which adds what the tests and the bench/ scripts run.
 
 CARGO ?= cargo
 
-.PHONY: setup run test quick bench help install
+.PHONY: setup setup-build setup-test run test quick bench help install
 
 help:
 	@echo "make run    build kvmark and benchmark workloads/mixed.lua on the in-memory engine"
@@ -12,10 +14,15 @@ help:
 	@echo "make bench  the recorded benchmarks (see BENCHMARKS.md)"
 	@echo "make install  kvmark, its man pages and bash/zsh/fish completions under PREFIX (/usr/local), DESTDIR for staging"
 
-setup:
-	@scripts/setup
+setup: setup-test
 
-run: setup
+setup-build:
+	@scripts/setup build
+
+setup-test:
+	@scripts/setup test
+
+run: setup-build
 	$(CARGO) run --release -- workloads/mixed.lua
 
 # Everything in the release profile, so the engines' C/C++ code is compiled once and
@@ -23,7 +30,7 @@ run: setup
 # PostgreSQL servers (scripts/with-servers), stopped afterwards even when a test fails.
 # The bench binaries are those tests/bench_scripts.rs's scripts run (the bench profile
 # shares the release build of the library).
-test: setup
+test: setup-test
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --all-targets -- -D warnings
 	$(CARGO) bench --no-run --bench rocksdb_overhead --bench merge_input --bench plot_input --bench resp_codec
@@ -32,7 +39,7 @@ test: setup
 quick:
 	$(CARGO) build --release --no-default-features
 
-bench: setup
+bench: setup-test
 	bench/run-all.sh
 
 # `make install PREFIX=/usr DESTDIR=pkg`: the release binary, the man pages and the
@@ -41,7 +48,7 @@ bench: setup
 PREFIX ?= /usr/local
 KVMARK_BIN ?=
 install:
-	@if [ -z "$(KVMARK_BIN)" ]; then scripts/setup && $(CARGO) build --release; fi
+	@if [ -z "$(KVMARK_BIN)" ]; then scripts/setup build && $(CARGO) build --release; fi
 	@set -e; \
 	bin="$(KVMARK_BIN)"; [ -n "$$bin" ] || bin="$${CARGO_TARGET_DIR:-target}/release/kvmark"; \
 	root="$(DESTDIR)$(PREFIX)"; \
