@@ -19,6 +19,9 @@
 #   bare     the same gets from the bare Rust loop (benches/rocksdb_overhead.rs, BARE)
 #   rocksdb-fill, bare-fill  bench/workloads/fillrandom.lua and the bare loop's fill: one
 #            put of a random key and a 4 KiB value per unit, into an empty store
+#   keybench keybench itself on workloads/null.lua (skiplist backend, one thread), the
+#            other side of bench/keybench.sh; keybench is not installed by this project:
+#            give its binary as KEYBENCH (it runs from its own directory)
 #
 # usage: bench/callgrind.sh [RUNS] [LONG] [SHORT] [PATHS...]
 #   RUNS rounds (default 3) of LONG (1200000) minus SHORT (200000) units, for each of
@@ -33,7 +36,9 @@ shift $(($# < 3 ? $# : 3))
 paths=("$@"); [ ${#paths[@]} -gt 0 ] || paths=(null paced spec oplog)
 for path in "${paths[@]}"; do
   case $path in null | paced | spec | oplog | rocksdb | bare | rocksdb-fill | bare-fill) ;;
-    *) echo "unknown path $path: give null, paced, spec, oplog, rocksdb, bare, rocksdb-fill or bare-fill" >&2; exit 2 ;;
+    keybench) [ -x "${KEYBENCH:-}" ] ||
+      { echo "the keybench path runs keybench: give its binary as KEYBENCH${KEYBENCH:+ (KEYBENCH=$KEYBENCH is not an executable)}" >&2; exit 2; } ;;
+    *) echo "unknown path $path: give null, paced, spec, oplog, rocksdb, bare, rocksdb-fill, bare-fill or keybench" >&2; exit 2 ;;
   esac
 done
 target=${CARGO_TARGET_DIR:-target}
@@ -78,7 +83,7 @@ done
 ir() {
   local path=$1 n=$2 cg=$out/cg
   [ -n "${ANNOTATE:-}" ] && [ "$path" = null ] && [ "$n" = "$long" ] && cg=$ANNOTATE
-  local bin=$kvmark cmd=(--probe none)
+  local bin=$kvmark cmd=(--probe none) dir=.
   case $path in
     null) cmd+=(--ops "$n" workloads/null.lua) ;;
     paced) cmd+=(--ops "$n" --rate 1e9 workloads/null.lua) ;;
@@ -92,11 +97,13 @@ ir() {
     rocksdb-fill) cmd+=(--backend rocksdb --data-dir "$out/db" --items "$items" --ops "$n"
                         bench/workloads/fillrandom.lua) ;;
     bare-fill) bin=$bare cmd=(fill --dir "$out/db" --items "$items" --ops "$n" --threads 1) ;;
+    keybench) bin=$(realpath "$KEYBENCH") dir=$(dirname "$(realpath "$KEYBENCH")")
+              cmd=(--backend skiplist --threads 1 --ops "$n" --probe none "$PWD/workloads/null.lua") ;;
   esac
   rm -rf "$out/db"; mkdir "$out/db"
   # This runs in a command substitution, which set -e does not reach: a failed run
   # must say so rather than leave an empty count.
-  valgrind --tool=callgrind --callgrind-out-file="$cg" "$bin" "${cmd[@]}" >/dev/null 2>"$out/log" ||
+  (cd "$dir" && valgrind --tool=callgrind --callgrind-out-file="$cg" "$bin" "${cmd[@]}") >/dev/null 2>"$out/log" ||
     { echo "bench/callgrind.sh: the $path run of $n units failed: $bin ${cmd[*]}" >&2; tail -n 20 "$out/log" >&2; exit 1; }
   local ir
   ir=$(awk '/Collected :/ {print $NF}' "$out/log")

@@ -679,6 +679,37 @@ fn keybench_needs_keybench_and_pairs_kvmark_with_it() {
     line(&out, "median kvmark/keybench over 1 pairs:");
 }
 
+/// callgrind.sh's keybench path: keybench under callgrind, the other side of the
+/// instruction comparison the README quotes (here its stand-in, which checks it is
+/// given the null workload from keybench's own directory).
+#[test]
+fn callgrind_counts_keybench_when_given_it() {
+    if !have("valgrind") {
+        return;
+    }
+    let o = run("bench/callgrind.sh", &["1", "2000", "1000", "keybench"], &[("KEYBENCH", "")]);
+    exits(&o, 2);
+    assert!(stderr(&o).contains("give its binary as KEYBENCH"), "{}", stderr(&o));
+
+    let dir = tempfile::tempdir().unwrap();
+    let stand_in = dir.path().join("keybench");
+    std::fs::write(
+        &stand_in,
+        "#!/bin/sh\nfor a; do last=$a; done\ncase $last in */workloads/null.lua) ;; *) echo \"not null.lua: $last\" >&2; exit 1 ;; esac\n\
+         [ -f \"$last\" ] && [ \"$PWD\" = \"$(dirname \"$0\")\" ] || { echo \"no workload or wrong directory\" >&2; exit 1; }\n",
+    )
+    .unwrap();
+    let exec = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755);
+    std::fs::set_permissions(&stand_in, exec).unwrap();
+    let out = passed(&run(
+        "bench/callgrind.sh",
+        &["1", "2000", "1000", "keybench"],
+        &[("KEYBENCH", stand_in.to_str().unwrap())],
+    ));
+    let round = line(&out, "run 1:");
+    assert!(number_after(round, "keybench").is_finite(), "{out}");
+}
+
 #[cfg(all(feature = "redis", feature = "postgres"))]
 #[test]
 fn network_pairs_kvmark_with_redis_benchmark_and_pgbench() {
