@@ -687,7 +687,11 @@ fn callgrind_counts_keybench_when_given_it() {
     if !have("valgrind") {
         return;
     }
-    let o = run("bench/callgrind.sh", &["1", "2000", "1000", "keybench"], &[("KEYBENCH", "")]);
+    let o = run(
+        "bench/callgrind.sh",
+        &["1", "2000", "1000", "keybench"],
+        &[("KEYBENCH", "")],
+    );
     exits(&o, 2);
     assert!(stderr(&o).contains("give its binary as KEYBENCH"), "{}", stderr(&o));
 
