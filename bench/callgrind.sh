@@ -19,6 +19,10 @@
 #   bare     the same gets from the bare Rust loop (benches/rocksdb_overhead.rs, BARE)
 #   rocksdb-fill, bare-fill  bench/workloads/fillrandom.lua and the bare loop's fill: one
 #            put of a random key and a 4 KiB value per unit, into an empty store
+#   rocksdb-oplog, bare-oplog  the gets of bench/workloads/readrandom.json's run phase
+#            (ITEMS keys of 4 KiB, then one get of a random key per unit) as an
+#            operation log (`kvmark gen`), replayed by kvmark and read by the bare loop
+#            (`--oplog`): the same gets on both sides, seeded from the same log
 #   keybench keybench itself on workloads/null.lua (skiplist backend, one thread), the
 #            other side of bench/keybench.sh; keybench is not installed by this project:
 #            give its binary as KEYBENCH (it runs from its own directory)
@@ -35,10 +39,10 @@ runs=${1:-3}; long=${2:-1200000}; short=${3:-200000}
 shift $(($# < 3 ? $# : 3))
 paths=("$@"); [ ${#paths[@]} -gt 0 ] || paths=(null paced spec oplog)
 for path in "${paths[@]}"; do
-  case $path in null | paced | spec | oplog | rocksdb | bare | rocksdb-fill | bare-fill) ;;
+  case $path in null | paced | spec | oplog | rocksdb | bare | rocksdb-fill | bare-fill | rocksdb-oplog | bare-oplog) ;;
     keybench) [ -x "${KEYBENCH:-}" ] ||
       { echo "the keybench path runs keybench: give its binary as KEYBENCH${KEYBENCH:+ (KEYBENCH=$KEYBENCH is not an executable)}" >&2; exit 2; } ;;
-    *) echo "unknown path $path: give null, paced, spec, oplog, rocksdb, bare, rocksdb-fill, bare-fill or keybench" >&2; exit 2 ;;
+    *) echo "unknown path $path: give null, paced, spec, oplog, rocksdb, bare, rocksdb-fill, bare-fill, rocksdb-oplog, bare-oplog or keybench" >&2; exit 2 ;;
   esac
 done
 target=${CARGO_TARGET_DIR:-target}
@@ -55,7 +59,7 @@ skipped=()
 if [ ! -x "${bare:-}" ]; then
   kept=()
   for path in "${paths[@]}"; do
-    case $path in bare | bare-fill) skipped+=("$path") ;; *) kept+=("$path") ;; esac
+    case $path in bare | bare-fill | bare-oplog) skipped+=("$path") ;; *) kept+=("$path") ;; esac
   done
   paths=(${kept[@]+"${kept[@]}"})
 fi
@@ -75,6 +79,12 @@ for n in "$long" "$short"; do
   spec_of "$n"
   case " ${paths[*]} " in *" oplog "*)
     "$kvmark" gen "$out/spec-$n.json" -o "$out/log-$n.ops" >/dev/null 2>"$out/log" ||
+      { echo "bench/callgrind.sh: kvmark gen failed:" >&2; cat "$out/log" >&2; exit 1; } ;;
+  esac
+  case " ${paths[*]} " in *" rocksdb-oplog "* | *" bare-oplog "*)
+    sed -e "s/\"op_count\": 200000/\"op_count\": $items/" -e "s/\"op_count\": 800000/\"op_count\": $n/" \
+      bench/workloads/readrandom.json >"$out/read-$n.json"
+    "$kvmark" gen "$out/read-$n.json" -o "$out/read-$n.ops" >/dev/null 2>"$out/log" ||
       { echo "bench/callgrind.sh: kvmark gen failed:" >&2; cat "$out/log" >&2; exit 1; } ;;
   esac
 done
@@ -97,6 +107,9 @@ ir() {
     rocksdb-fill) cmd+=(--backend rocksdb --data-dir "$out/db" --items "$items" --ops "$n"
                         bench/workloads/fillrandom.lua) ;;
     bare-fill) bin=$bare cmd=(fill --dir "$out/db" --items "$items" --ops "$n" --threads 1) ;;
+    # Both seed the store from the log's inserts, one put at a time, and settle it.
+    rocksdb-oplog) cmd+=(--backend rocksdb --data-dir "$out/db" --threads 1 --settle "$out/read-$n.ops") ;;
+    bare-oplog) bin=$bare cmd=(read --dir "$out/db" --threads 1 --seed-batch 1 --oplog "$out/read-$n.ops" --settle) ;;
     keybench) bin=$(realpath "$KEYBENCH") dir=$(dirname "$(realpath "$KEYBENCH")")
               cmd=(--backend skiplist --threads 1 --ops "$n" --probe none "$PWD/workloads/null.lua") ;;
   esac

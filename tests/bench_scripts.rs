@@ -13,7 +13,8 @@
 //!   cluster.sh (one round of 1000 requests), pgpipeline.sh (one round of 1 s runs),
 //!   segments.sh (1 s per count), rocksdb-overhead.sh (modes fill, spec and oplog,
 //!   100 operations), rocksdb-overhead-cpu.sh, callgrind.sh (its default paths at
-//!   20000 minus 10000 units, and `rocksdb bare` on 100 keys), unit-instructions.sh,
+//!   20000 minus 10000 units, and `rocksdb bare rocksdb-oplog bare-oplog` on 100
+//!   keys), unit-instructions.sh,
 //!   sampler-instructions.sh and server-instructions.sh (2000 minus 1000 requests at
 //!   depth 1), resp-instructions.sh (20000 minus 10000 requests; its codec bench
 //!   built the way its message says).
@@ -318,11 +319,15 @@ fn callgrind_puts_rocksdb_beside_the_bare_loop() {
     build_bare_loop();
     let o = run(
         "bench/callgrind.sh",
-        &["1", "1000", "500", "rocksdb", "bare"],
+        &["1", "1000", "500", "rocksdb", "bare", "rocksdb-oplog", "bare-oplog"],
         &[("ITEMS", "100")],
     );
     let out = passed(&o);
-    assert_eq!(names(&callgrind_figures(&out, 1)), ["rocksdb", "bare"], "{out}");
+    assert_eq!(
+        names(&callgrind_figures(&out, 1)),
+        ["rocksdb", "bare", "rocksdb-oplog", "bare-oplog"],
+        "{out}"
+    );
 }
 
 #[test]
