@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Instructions per request of the RESP2 protocol work alone (encode a command into the
 # write buffer, cut the reply off the read buffer and read it), kvmark's own codec
-# (src/engine/redis/resp.rs) against the redis-protocol crate's: callgrind's count of
-# a run of LONG requests minus one of SHORT, over LONG - SHORT. Requests alternate SET
-# (100-byte value, reply +OK) and GET (a 100-byte reply); see benches/resp_codec.rs.
+# (src/engine/server/redis/resp.rs) against the redis-protocol crate's: callgrind's
+# count of a run of LONG requests minus one of SHORT, over LONG - SHORT. Requests
+# alternate SET (100-byte value, reply +OK) and GET (a 100-byte reply); see
+# benches/resp_codec.rs.
 # Modes: own, crate (redis-protocol's zero-copy decode_range), crate-owned (its
 # copying decode).
 #

@@ -1,10 +1,14 @@
 //! Self-checks through the real binary: each is shown on a run made to fail it, its
-//! counterpart run stays silent, and `--strict` turns a failed check into exit 1.
+//! counterpart run stays silent, and `--strict` turns a failed check into exit 1. A
+//! failed check is named wherever the point's figures are: points.tsv's `checks`
+//! column, the report page and `kvmark compare`.
 
 mod common;
 
+use std::path::{Path, PathBuf};
+
 use common::*;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// Runs kvmark with a JSON report in a fresh directory; returns the exit status, the
 /// console and the first point's JSON.
@@ -119,12 +123,14 @@ fn a_client_that_spends_its_time_in_lua_is_saturated_and_an_idle_one_is_not() {
     let redis = common::servers::PrivateServer::start("redis");
     let url = format!("redis.url={}", redis.url);
     let dir = tempfile::tempdir().unwrap();
-    // Each unit spins in Lua (about 15 ms) far longer than its one request takes, even
-    // on a busy machine where the server waits for a CPU too.
+    // Each unit spins in Lua (about 15 ms) and puts once every 20 units: on a busy
+    // machine a request waits for the server's share of the CPU, so one per unit
+    // could leave the client idle for as long as it spins.
     let busy = dir.path().join("busy.lua");
     std::fs::write(
         &busy,
-        "return { run = function(ctx) local x = 0 for i = 1, 2000000 do x = x + i end kv.put('k', tostring(x)) end }",
+        "local n = 0\nreturn { run = function(ctx) local x = 0 for i = 1, 2000000 do x = x + i end \
+         n = n + 1 if n % 20 == 0 then kv.put('k', tostring(x)) end end }",
     )
     .unwrap();
     let base = [
@@ -158,4 +164,132 @@ fn a_client_that_spends_its_time_in_lua_is_saturated_and_an_idle_one_is_not() {
     let (_, console, point) = run(&args);
     assert!(!failed(&point).contains(&"client_saturated".to_string()), "{console}");
     assert!(demand(&point) < 0.9, "{point}");
+}
+
+/// Runs kvmark with `--report-dir` under `parent` and returns the run's directory.
+fn report_dir(parent: &Path, args: &[&str]) -> PathBuf {
+    let mut all = vec!["--report-dir", parent.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let o = kvmark(&all);
+    assert_exit(&o, 0);
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(parent).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs.pop().unwrap()
+}
+
+/// The `checks` column of every row of a report directory's points.tsv.
+fn checks_column(dir: &Path) -> Vec<String> {
+    let tsv = std::fs::read_to_string(dir.join("points.tsv")).unwrap();
+    let col = tsv_column(&tsv, "checks");
+    let rows: Vec<String> = tsv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            l.split('\t')
+                .nth(col)
+                .unwrap_or_else(|| panic!("no checks field: {l:?}"))
+                .to_string()
+        })
+        .collect();
+    assert!(!rows.is_empty(), "{tsv}");
+    rows
+}
+
+fn results(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap()
+}
+
+fn page(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("report.html")).unwrap()
+}
+
+/// A run of null.lua that passes every check: a million calls bound even p99.99, but
+/// a busy machine can stretch the few calls that decide it, so a run that still
+/// fails is made again (a few times at most).
+fn passing_run(parent: &Path) -> PathBuf {
+    for attempt in 0..5 {
+        let dir = report_dir(
+            &parent.join(attempt.to_string()),
+            &["--ops", "1000000", &bundled("null.lua")],
+        );
+        if failed(&results(&dir)["points"][0]).is_empty() {
+            return dir;
+        }
+    }
+    panic!("five runs of a million calls each failed a self-check");
+}
+
+#[test]
+fn failed_checks_are_named_in_points_tsv_the_report_page_and_compare() {
+    let tmp = tempfile::tempdir().unwrap();
+    let null = bundled("null.lua");
+    // 300 calls cannot bound p99.99.
+    let short = report_dir(&tmp.path().join("short"), &["--ops", "300", &null]);
+    assert_eq!(failed(&results(&short)["points"][0]), ["uncertain_percentiles"]);
+    for field in checks_column(&short) {
+        assert_eq!(field, "uncertain_percentiles");
+    }
+    let html = page(&short);
+    assert!(
+        html.contains("<tr class=\"checks\">") && html.contains("<code>check uncertain_percentiles</code>: get p99"),
+        "the page lists the failed check with its message"
+    );
+    assert!(html.contains("not bounded within 50% at 95% confidence"));
+
+    // A run that passes every check has an empty column, and no list on its page.
+    let long = passing_run(&tmp.path().join("long"));
+    for field in checks_column(&long) {
+        assert_eq!(field, "");
+    }
+    assert!(!page(&long).contains("<tr class=\"checks\">"));
+
+    // compare: beside the point's verdict, the checks each run failed there.
+    let o = kvmark(&["compare", short.to_str().unwrap(), long.to_str().unwrap()]);
+    assert_exit(&o, 0);
+    let text = stdout(&o);
+    let wu = text
+        .lines()
+        .find(|l| l.contains(" wu/s "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(wu.ends_with("; checks: A uncertain_percentiles"), "{text}");
+    let o = kvmark(&["compare", long.to_str().unwrap(), short.to_str().unwrap()]);
+    assert!(
+        stdout(&o).contains("; checks: B uncertain_percentiles\n"),
+        "{}",
+        stdout(&o)
+    );
+    let o = kvmark(&[
+        "compare",
+        short.to_str().unwrap(),
+        long.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let doc: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        doc["points"][0]["checks"],
+        json!({ "a": ["uncertain_percentiles"], "b": [] })
+    );
+    let o = kvmark(&["compare", long.to_str().unwrap(), long.to_str().unwrap()]);
+    assert!(!stdout(&o).contains("checks:"), "{}", stdout(&o));
+
+    // A results.json written before the checks has none: compared, it claims nothing.
+    let mut old = results(&short);
+    for p in old["points"].as_array_mut().unwrap() {
+        p.as_object_mut().unwrap().remove("checks");
+    }
+    let old_file = tmp.path().join("old.json");
+    std::fs::write(&old_file, serde_json::to_string(&old).unwrap()).unwrap();
+    let o = kvmark(&["compare", old_file.to_str().unwrap(), short.to_str().unwrap()]);
+    assert_exit(&o, 0);
+    let text = stdout(&o);
+    assert!(text.contains("; checks: B uncertain_percentiles\n"), "{text}");
+    assert!(!text.contains("checks: A"), "{text}");
+
+    // Without results.json (a run that died), the page takes the names from points.tsv.
+    std::fs::remove_file(short.join("results.json")).unwrap();
+    let out = tmp.path().join("figs");
+    let o = figs::plot(&[&short], &out, &["--html"]);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap_or_else(|e| panic!("{e}: {}", stderr(&o)));
+    assert!(html.contains("<code>check uncertain_percentiles</code></li>"), "{html}");
 }

@@ -1,8 +1,8 @@
 //! `--verify` through the real binary: the sim engine's injected faults are each
 //! detected and reported as their exact anomaly kind (console, results.json,
 //! verify.tsv) with exit status 1, as many as the sim says it injected where that is
-//! guaranteed (see `src/engine/sim.rs`'s module doc for the bounds), and within the
-//! bound where it is not; clean runs stay clean at several threads and
+//! guaranteed (see `src/engine/embedded/sim/mod.rs`'s module doc for the bounds), and
+//! within the bound where it is not; clean runs stay clean at several threads and
 //! connections, for Lua workloads, specs and operation logs; and every compiled
 //! engine passes a short verify run clean (a server engine whose server does not
 //! answer is skipped with a note, or fails with `KVMARK_REQUIRE_SERVERS=1`).

@@ -15,17 +15,21 @@
 //! and the parse at open all derive) and its `open`. Shared helpers own what every
 //! engine would repeat: [`OpenRequest::dir`] (the directory check) and [`unshare`]
 //! (closing while sessions are open is refused).
+//!
+//! The engines live in two rooms: `server/` holds the server engines with the client
+//! layer they share (connections, pipeline groups, requests in flight), `embedded/`
+//! the engines that run in kvmark's process. Each is re-exported here, so its path
+//! stays `engine::NAME`. Beside them sit what every engine uses: the contract (this
+//! file, `error.rs`, `rows.rs`, `readbuf.rs`), knob tables (`knobs.rs`, `options.rs`)
+//! and storage kinds (`storage.rs`).
 
-pub mod inflight;
-#[cfg(any(feature = "kyotocabinet", feature = "tkrzw"))]
-mod inplace;
+mod embedded;
+mod error;
 pub mod knobs;
-pub mod net;
 pub mod options;
-pub mod pipeline;
 mod readbuf;
-pub mod sim;
-pub mod skiplist;
+mod rows;
+mod server;
 pub mod storage;
 // Each helper serves the engines compiled in, so some go unused in smaller builds.
 #[cfg(all(
@@ -41,42 +45,46 @@ pub mod storage;
 mod testkit;
 mod versions;
 
+// The engines and the client layer keep their paths as `engine::NAME`.
+pub use embedded::{sim, skiplist};
+pub use server::{inflight, net, pipeline};
+
 #[cfg(feature = "bdb")]
-pub mod bdb;
-#[cfg(feature = "etcd")]
-pub mod etcd;
+pub use embedded::bdb;
 #[cfg(feature = "fjall")]
-pub mod fjall;
+pub use embedded::fjall;
 #[cfg(feature = "kyotocabinet")]
-pub mod kyotocabinet;
+pub use embedded::kyotocabinet;
 #[cfg(feature = "leveldb")]
-pub mod leveldb;
+pub use embedded::leveldb;
 #[cfg(feature = "lmdb")]
-pub mod lmdb;
-#[cfg(feature = "mariadb")]
-pub mod mariadb;
+pub use embedded::lmdb;
 #[cfg(feature = "mdbx")]
-pub mod mdbx;
-#[cfg(feature = "mongodb")]
-pub mod mongodb;
-#[cfg(feature = "postgres")]
-pub mod postgres;
+pub use embedded::mdbx;
 #[cfg(feature = "redb")]
-pub mod redb;
-#[cfg(feature = "redis")]
-pub mod redis;
+pub use embedded::redb;
 #[cfg(feature = "rocksdb")]
-pub mod rocksdb;
+pub use embedded::rocksdb;
 #[cfg(feature = "sqlite")]
-pub mod sqlite;
+pub use embedded::sqlite;
 #[cfg(feature = "tidesdb")]
-pub mod tidesdb;
+pub use embedded::tidesdb;
 #[cfg(feature = "tkrzw")]
-pub mod tkrzw;
+pub use embedded::tkrzw;
 #[cfg(feature = "tokyocabinet")]
-pub mod tokyocabinet;
+pub use embedded::tokyocabinet;
 #[cfg(feature = "wiredtiger")]
-pub mod wiredtiger;
+pub use embedded::wiredtiger;
+#[cfg(feature = "etcd")]
+pub use server::etcd;
+#[cfg(feature = "mariadb")]
+pub use server::mariadb;
+#[cfg(feature = "mongodb")]
+pub use server::mongodb;
+#[cfg(feature = "postgres")]
+pub use server::postgres;
+#[cfg(feature = "redis")]
+pub use server::redis;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -84,80 +92,13 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use error::{EngineError, EngineResult, ErrorKind};
 pub use knobs::{KnobDef, KnobSet, KnobTable, KnobValue};
 pub use options::{EngineOptions, OptionError, OptionOrigins};
 pub use pipeline::Pipeline;
 pub use readbuf::ReadBuf;
+pub use rows::{Rows, Values};
 pub use storage::{ServerKind, StorageKind, StorePlace};
-
-/// Why an engine call failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
-    /// A transient "try again" (RocksDB Busy/TryAgain, TidesDB's busy code). The
-    /// harness retries it inside the timed region and counts the retries.
-    Busy,
-    /// Anything else; counted per operation kind and reported.
-    Other,
-}
-
-/// An error returned by an engine call.
-#[derive(Debug, Clone)]
-pub struct EngineError {
-    /// Whether a retry may succeed.
-    pub kind: ErrorKind,
-    /// The engine's own message.
-    pub message: String,
-}
-// No more fields: verbs return this by value on the hot path, and an 8-byte field
-// cost the null unit about 7 instructions (measured with bench/unit-instructions.sh).
-// A refused option is kept as data in [`OptionError`], which [`EngineInfo::validate`]
-// returns; the run asks it again when an open fails (`run::Plan::explain_open_error`).
-
-impl EngineError {
-    /// A non-transient error with the engine's message.
-    pub fn other(message: impl Into<String>) -> Self {
-        EngineError {
-            kind: ErrorKind::Other,
-            message: message.into(),
-        }
-    }
-
-    /// A transient error the harness should retry.
-    pub fn busy(message: impl Into<String>) -> Self {
-        EngineError {
-            kind: ErrorKind::Busy,
-            message: message.into(),
-        }
-    }
-
-    /// The message with `context` before it (the option to blame is kept).
-    pub fn context(self, context: impl fmt::Display) -> Self {
-        EngineError {
-            message: format!("{context}: {}", self.message),
-            ..self
-        }
-    }
-}
-
-impl From<OptionError> for EngineError {
-    fn from(e: OptionError) -> Self {
-        EngineError {
-            kind: ErrorKind::Other,
-            message: e.message,
-        }
-    }
-}
-
-impl fmt::Display for EngineError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for EngineError {}
-
-/// Result of an engine call.
-pub type EngineResult<T> = Result<T, EngineError>;
 
 /// What a delete learned about the key it removed (ARCHITECTURE.md, promise 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,98 +195,6 @@ impl Knob {
             default: default.into(),
             help: Cow::Borrowed(help),
         }
-    }
-}
-
-/// Rows returned by a range: one reusable flat buffer, so a range allocates nothing
-/// once the buffer has grown to the workload's typical result size.
-#[derive(Debug, Default)]
-pub struct Rows {
-    data: ReadBuf,
-    // (key start, key len, value len); the value follows its key in `data`.
-    spans: Vec<(usize, usize, usize)>,
-}
-
-impl Rows {
-    /// Empties the buffer, keeping its capacity.
-    pub fn clear(&mut self) {
-        self.data.clear();
-        self.spans.clear();
-    }
-
-    /// Appends one row.
-    pub fn push(&mut self, key: &[u8], val: &[u8]) {
-        let start = self.data.len();
-        self.data.extend_from_slice(key);
-        self.data.extend_from_slice(val);
-        self.spans.push((start, key.len(), val.len()));
-    }
-
-    /// Number of rows.
-    pub fn len(&self) -> usize {
-        self.spans.len()
-    }
-
-    /// True when there are no rows.
-    pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
-    }
-
-    /// Row `i` as (key, value).
-    pub fn get(&self, i: usize) -> (&[u8], &[u8]) {
-        let (start, klen, vlen) = self.spans[i];
-        (
-            &self.data[start..start + klen],
-            &self.data[start + klen..start + klen + vlen],
-        )
-    }
-
-    /// Iterates the rows in order.
-    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
-        (0..self.len()).map(|i| self.get(i))
-    }
-}
-
-/// Values returned by a multi-get, in key order, with holes for misses.
-#[derive(Debug, Default)]
-pub struct Values {
-    data: ReadBuf,
-    // None for a miss, else (start, len) in `data`.
-    spans: Vec<Option<(usize, usize)>>,
-}
-
-impl Values {
-    /// Empties the buffer, keeping its capacity.
-    pub fn clear(&mut self) {
-        self.data.clear();
-        self.spans.clear();
-    }
-
-    /// Appends a hit.
-    pub fn push_hit(&mut self, val: &[u8]) {
-        let start = self.data.len();
-        self.data.extend_from_slice(val);
-        self.spans.push(Some((start, val.len())));
-    }
-
-    /// Appends a miss.
-    pub fn push_miss(&mut self) {
-        self.spans.push(None);
-    }
-
-    /// Number of entries (hits and misses).
-    pub fn len(&self) -> usize {
-        self.spans.len()
-    }
-
-    /// True when there are no entries.
-    pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
-    }
-
-    /// Entry `i`: the value, or None for a miss.
-    pub fn get(&self, i: usize) -> Option<&[u8]> {
-        self.spans[i].map(|(start, len)| &self.data[start..start + len])
     }
 }
 
@@ -742,39 +591,3 @@ pub fn find(name: &str) -> Option<&'static EngineInfo> {
 
 /// The engine used when `--backend` is not given.
 pub const DEFAULT_ENGINE: &str = "skiplist";
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn engine_results_stay_small() {
-        // Verbs return these by value on the hot path: a larger error costs every call.
-        assert!(std::mem::size_of::<EngineResult<bool>>() <= 32);
-    }
-
-    #[test]
-    fn rows_round_trip() {
-        let mut rows = Rows::default();
-        rows.push(b"a", b"1");
-        rows.push(b"", b"");
-        rows.push(b"\x00\xff", b"xyz");
-        assert_eq!(rows.len(), 3);
-        assert_eq!(rows.get(0), (&b"a"[..], &b"1"[..]));
-        assert_eq!(rows.get(1), (&b""[..], &b""[..]));
-        assert_eq!(rows.get(2), (&b"\x00\xff"[..], &b"xyz"[..]));
-        rows.clear();
-        assert!(rows.is_empty());
-    }
-
-    #[test]
-    fn values_keep_holes() {
-        let mut vals = Values::default();
-        vals.push_hit(b"x");
-        vals.push_miss();
-        vals.push_hit(b"");
-        assert_eq!(vals.get(0), Some(&b"x"[..]));
-        assert_eq!(vals.get(1), None);
-        assert_eq!(vals.get(2), Some(&b""[..]));
-    }
-}

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use super::data::RunData;
+use super::data::points::Point;
 use super::figure::{Figure, Mark, decimate};
 use super::palette::Palette;
 
@@ -317,8 +318,30 @@ fn points_table(run: &RunData) -> String {
             p.repeats,
             p.load.map_or("-".to_string(), |s| fmt_rate(s.keys_per_s)),
         );
+        h.push_str(&checks_row(p, POINT_COLUMNS));
     }
     h.push_str("</tbody></table></details>");
+    h
+}
+
+/// The columns of the points table.
+const POINT_COLUMNS: usize = 12;
+
+/// A row under a point's figures listing the self-checks it failed (nothing when it
+/// passed them all).
+fn checks_row(p: &Point, columns: usize) -> String {
+    if p.checks.is_empty() {
+        return String::new();
+    }
+    let mut h = format!("<tr class=\"checks\"><td colspan=\"{columns}\">Failed checks:<ul>");
+    for c in &p.checks {
+        let _ = write!(h, "<li><code>check {}</code>", esc(&c.name));
+        if !c.message.is_empty() {
+            let _ = write!(h, ": {}", esc(&c.message));
+        }
+        h.push_str("</li>");
+    }
+    h.push_str("</ul></td></tr>");
     h
 }
 
@@ -368,6 +391,28 @@ mod tests {
     fn unix_times_read_as_dates() {
         assert_eq!(utc(0.0), "1970-01-01 00:00:00 UTC");
         assert_eq!(utc(1_700_000_000.0), "2023-11-14 22:13:20 UTC");
+    }
+
+    #[test]
+    fn a_points_failed_checks_are_listed_under_its_figures_escaped() {
+        let doc = json!({ "points": [
+            { "workload": "w", "engine": "e", "status": "ok", "checks": { "warnings": [
+                { "check": "rate_missed", "message": "fell <behind> & more" },
+            ] } },
+            { "workload": "w2", "engine": "e", "status": "ok", "checks": { "warnings": [] } },
+            { "workload": "w3", "engine": "e", "status": "ok" },
+        ] });
+        let run = RunData {
+            points: super::super::data::points::from_json(&doc, std::path::Path::new("r.json"), &mut Vec::new()),
+            ..RunData::default()
+        };
+        assert_eq!(run.points.len(), 3);
+        let page = document(&[run], &[], &Palette::default());
+        assert_eq!(page.matches("<tr class=\"checks\">").count(), 1, "{page}");
+        assert!(
+            page.contains("<li><code>check rate_missed</code>: fell &lt;behind&gt; &amp; more</li>"),
+            "{page}"
+        );
     }
 
     #[test]

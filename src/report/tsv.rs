@@ -2,19 +2,21 @@
 //! written as each point finishes. keybench's columns come first, in its order and with its
 //! meaning, so its scripts keep working: `hit_rate` is the phase's get hit rate and `err_rate`
 //! the kind's share of failed calls, both in percent; a point without a sweep has an empty
-//! `sweep_param` and `sweep_value` 1. kvmark's own columns follow.
+//! `sweep_param` and `sweep_value` 1. kvmark's own columns follow; the last, `checks`,
+//! names the self-checks the point failed (see [`crate::result::checks`]), joined by
+//! `,`, and is empty when every check passed.
 
 use std::io::{self, Write};
 
 use super::figures::{err_rate, phase_views};
 use super::{RunInfo, Sink, epochs, tsv_field};
 use crate::metrics::{LatencySet, LatencySummary};
-use crate::result::PointResult;
-use crate::result::RunOutcome;
+use crate::result::checks::{self, Warning};
+use crate::result::{PointResult, RunOutcome};
 
 /// Every column, in order. The first 15 are keybench's; the growing-value ones
-/// ([`epochs::TSV_COLUMNS`]) come last.
-pub const COLUMNS: [&str; 65] = concat(OWN_COLUMNS, epochs::TSV_COLUMNS);
+/// ([`epochs::TSV_COLUMNS`]) follow kvmark's own, and `checks` comes last.
+pub const COLUMNS: [&str; 66] = concat(concat::<48, 17, 65>(OWN_COLUMNS, epochs::TSV_COLUMNS), ["checks"]);
 
 /// `a` then `b` (a compile error unless `C` is the sum of their lengths).
 const fn concat<const A: usize, const B: usize, const C: usize>(
@@ -118,6 +120,9 @@ impl Sink for Tsv {
         let key = &p.key;
         let (param, value) = key.sweep_columns();
         let load = p.load();
+        // The same on every row of the point.
+        let checks: Vec<&str> = checks::warnings(p).iter().map(Warning::name).collect();
+        let checks = checks.join(",");
         for view in phase_views(p) {
             // keybench's hit_rate: the phase's get hit rate in percent, on every row
             // (0 without lookups); each kind's own hits and misses are kvmark's columns.
@@ -236,6 +241,7 @@ impl Sink for Tsv {
                     op.map(|(k, _, _, _)| *k),
                     op.is_none_or(|(_, set, _, _)| *set == LatencySet::Service),
                 ));
+                c.push(checks.clone());
                 debug_assert_eq!(c.len(), COLUMNS.len());
                 writeln!(self.out, "{}", c.join("\t"))?;
             }

@@ -12,7 +12,9 @@
 //! - Open loop: an achieved rate under [`RATE_MET`] of the target.
 //!
 //! Each check is silent when it passes; a failing one is one line in the console, an
-//! entry in results.json, and with `--strict` exit status 1.
+//! entry in results.json, its name in points.tsv's `checks` column, a line under the
+//! point on the report page and beside its verdict in `kvmark compare`, and with
+//! `--strict` exit status 1.
 
 use serde_json::{Map, Value, json};
 

@@ -79,6 +79,16 @@ pub struct Load {
     pub keys_per_s: f64,
 }
 
+/// A self-check the point failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Check {
+    /// The check's name (`uncertain_percentiles`, ...).
+    pub name: String,
+    /// What failed and what to do; empty when read from `points.tsv`, which keeps
+    /// only the names.
+    pub message: String,
+}
+
 /// One grid point.
 #[derive(Debug, Clone)]
 pub struct Point {
@@ -116,6 +126,8 @@ pub struct Point {
     pub latency: Vec<Latency>,
     /// The growing-values epoch this point measured.
     pub epoch: Option<Epoch>,
+    /// The self-checks it failed (none in results written before the checks).
+    pub checks: Vec<Check>,
 }
 
 impl Point {
@@ -244,9 +256,44 @@ pub fn from_json(doc: &Value, path: &Path, notes: &mut Vec<String>) -> Vec<Point
             load,
             latency: lat,
             epoch,
+            checks: json_checks(p),
         });
     }
     out
+}
+
+/// The failed checks of a results.json point: its `checks.warnings`, none when
+/// absent (a file written before the checks).
+fn json_checks(p: &Value) -> Vec<Check> {
+    let list = p
+        .get("checks")
+        .and_then(|c| c.get("warnings"))
+        .and_then(Value::as_array);
+    list.into_iter()
+        .flatten()
+        .filter_map(|w| {
+            Some(Check {
+                name: w.get("check")?.as_str()?.to_string(),
+                message: text(w, "message"),
+            })
+        })
+        .collect()
+}
+
+/// The failed checks in a `points.tsv` row's `checks` column (names only; none
+/// without the column, or with `-` or nothing in it).
+fn tsv_checks(t: &Table, r: usize) -> Vec<Check> {
+    match t.get(r, "checks") {
+        None | Some("-") => Vec::new(),
+        Some(names) => names
+            .split(',')
+            .filter(|n| !n.is_empty())
+            .map(|n| Check {
+                name: n.to_string(),
+                message: String::new(),
+            })
+            .collect(),
+    }
 }
 
 /// The points of a `points.tsv` table: its rows grouped by point, using the
@@ -372,5 +419,6 @@ fn point_of(t: &Table, rows: &[usize]) -> Option<Point> {
         load,
         latency,
         epoch: None,
+        checks: tsv_checks(t, r0),
     })
 }

@@ -10,7 +10,9 @@
 //! repeats, with the change in percent and the same test on each percentile's
 //! per-repeat values (each repeat's `ops` in results.json). A run without per-repeat
 //! latencies (an older kvmark, or a merge of its segments) leaves latency significance
-//! unknown.
+//! unknown. Beside each point's verdict stand the self-checks either run failed there
+//! (results.json's `checks.warnings`; none in a file written before the checks), since
+//! a verdict between figures that should not be trusted must say so.
 
 pub mod stats;
 
@@ -103,6 +105,8 @@ struct Point {
     repeats: Vec<f64>,
     /// Per operation kind.
     ops: Vec<Op>,
+    /// The names of the self-checks it failed.
+    checks: Vec<String>,
 }
 
 /// One figure in both runs.
@@ -223,9 +227,22 @@ pub struct Row {
     pub throughput: Judged,
     /// Per operation kind present in both runs.
     pub ops: Vec<OpRow>,
+    /// The names of the self-checks the point failed in each run.
+    pub checks: (Vec<String>, Vec<String>),
 }
 
 impl Row {
+    /// "checks: A NAME; B NAME,NAME" for the runs where the point failed a
+    /// self-check; None when it passed them all in both.
+    pub fn checks_text(&self) -> Option<String> {
+        let sides: Vec<String> = [("A", &self.checks.0), ("B", &self.checks.1)]
+            .into_iter()
+            .filter(|(_, names)| !names.is_empty())
+            .map(|(run, names)| format!("{run} {}", names.join(",")))
+            .collect();
+        (!sides.is_empty()).then(|| format!("checks: {}", sides.join("; ")))
+    }
+
     /// True when this point fails `--fail-if-slower pct`: slower by more than `pct`
     /// and significantly so (or, when the repeats cannot show significance, slower
     /// by more than `pct` alone).
@@ -427,12 +444,22 @@ fn point(p: &Value) -> Option<Point> {
             })
         })
         .collect();
+    // A file written before the checks has none: nothing failed that is known.
+    let checks = p
+        .get("checks")
+        .and_then(|c| c.get("warnings"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|w| w.get("check")?.as_str().map(str::to_string))
+        .collect();
     Some(Point {
         label,
         identity,
         status: text("status").unwrap_or_default(),
         repeats,
         ops,
+        checks,
     })
 }
 
@@ -506,6 +533,7 @@ pub fn compare(req: &Request) -> Result<Comparison, String> {
             status: (pa.status.clone(), pb.status.clone()),
             throughput,
             ops,
+            checks: (pa.checks.clone(), pb.checks.clone()),
         });
     }
     let only_b = b
@@ -577,6 +605,11 @@ pub fn table(c: &Comparison) -> String {
             format!(" [status {} / {}]", row.status.0, row.status.1)
         };
         let t = &row.throughput;
+        let mut judged = verdict(t, c.alpha);
+        if let Some(checks) = row.checks_text() {
+            judged.push_str("; ");
+            judged.push_str(&checks);
+        }
         lines.push((
             [
                 format!("{}{status}", row.label),
@@ -585,7 +618,7 @@ pub fn table(c: &Comparison) -> String {
                 format::rate(t.pair.b),
                 change(&t.pair),
             ],
-            Some(verdict(t, c.alpha)),
+            Some(judged),
         ));
         for op in &row.ops {
             lines.push((
@@ -799,6 +832,7 @@ pub fn to_json(c: &Comparison) -> Value {
             "min_p_value": r.throughput.test.map(|t| t.min_p),
             "exact": r.throughput.test.map(|t| t.exact),
             "significant": r.throughput.significant(c.alpha),
+            "checks": { "a": r.checks.0, "b": r.checks.1 },
             "ops": r.ops.iter().map(|o| op_json(o, c.alpha)).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "only_in_a": c.only_a,
@@ -837,6 +871,7 @@ mod tests {
             status: ("ok".to_string(), "ok".to_string()),
             throughput: judged(a, b),
             ops: Vec::new(),
+            checks: (Vec::new(), Vec::new()),
         }
     }
 
@@ -942,6 +977,58 @@ mod tests {
         assert_eq!(deep.label, "w redis t2 p16 b1");
         let wide = doc(json!({ "connections": 4, "pipeline": 16 }));
         assert_eq!(wide.label, "w redis t2 c4 p16 b1");
+    }
+
+    #[test]
+    fn failed_checks_stand_beside_the_verdict_and_an_older_file_has_none() {
+        let read = |extra: Value| {
+            let mut p = json!({
+                "workload": "w",
+                "engine": "redis",
+                "threads": 1,
+                "batch": 1,
+                "repeats": [{ "wu_per_s": 100.0, "wall_s": 1.0 }],
+                "ops": [],
+            });
+            p.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            point(&p).unwrap()
+        };
+        assert!(read(json!({})).checks.is_empty(), "written before the checks");
+        assert!(read(json!({ "checks": { "confidence": 0.95 } })).checks.is_empty());
+        let warned = read(json!({ "checks": { "warnings": [
+            { "check": "client_saturated", "message": "m" },
+            { "check": "rate_missed", "message": "m" },
+        ] } }));
+        assert_eq!(warned.checks, ["client_saturated", "rate_missed"]);
+
+        let mut r = row(&[100.0], &[100.0]);
+        assert_eq!(r.checks_text(), None);
+        r.checks = (
+            vec!["client_saturated".to_string()],
+            vec!["uncertain_percentiles".to_string(), "rate_missed".to_string()],
+        );
+        assert_eq!(
+            r.checks_text().as_deref(),
+            Some("checks: A client_saturated; B uncertain_percentiles,rate_missed")
+        );
+        r.checks.0.clear();
+        let c = Comparison {
+            files: (PathBuf::from("a"), PathBuf::from("b")),
+            rows: vec![r],
+            only_a: Vec::new(),
+            only_b: Vec::new(),
+            alpha: 0.05,
+            fail_if_slower: None,
+            fail_if_latency_worse: None,
+        };
+        let text = table(&c);
+        let wu = text.lines().find(|l| l.contains("wu/s")).unwrap();
+        assert!(wu.ends_with("; checks: B uncertain_percentiles,rate_missed"), "{text}");
+        let doc = to_json(&c);
+        assert_eq!(
+            doc["points"][0]["checks"],
+            json!({ "a": [], "b": ["uncertain_percentiles", "rate_missed"] })
+        );
     }
 
     #[test]

@@ -1,0 +1,26 @@
+//! The server engines and the client layer they share.
+//!
+//! - [`inflight`]: many requests in flight from one worker thread (`--connections`):
+//!   the coroutine executor a server engine's verbs wait through, which the crew runs
+//!   its connections on.
+//! - [`net`]: the connection layer every server engine's sessions use ([`net::Link`]
+//!   with its [`net::Connector`]: timeouts, reconnecting, faults counted).
+//! - [`pipeline`]: pipeline groups (`--pipeline`), sessions sharing one connection.
+//! - The engines, each behind its feature: `redis` (and `redis-cluster`, with the RESP
+//!   codec in `redis/resp.rs`), `postgres`, `mariadb` (and `myrocks`), `mongodb`,
+//!   `etcd`.
+
+pub mod inflight;
+pub mod net;
+pub mod pipeline;
+
+#[cfg(feature = "etcd")]
+pub mod etcd;
+#[cfg(feature = "mariadb")]
+pub mod mariadb;
+#[cfg(feature = "mongodb")]
+pub mod mongodb;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(feature = "redis")]
+pub mod redis;
