@@ -8,8 +8,12 @@ use redis::{Client, ConnectionAddr, IntoConnectionInfo, RedisError, Value};
 use super::{Settings, cluster, net};
 use crate::engine::{EngineError, EngineOptions, EngineResult, KnobTable};
 
-/// A blocking connection to `url`, every exchange bounded by the timeout.
-pub(super) fn connect_blocking(url: &str, timeout: Duration) -> redis::RedisResult<redis::Connection> {
+/// A blocking connection to `url` (or connection settings), every exchange bounded by
+/// the timeout.
+pub(super) fn connect_blocking(
+    url: impl IntoConnectionInfo,
+    timeout: Duration,
+) -> redis::RedisResult<redis::Connection> {
     let conn = Client::open(url)?.get_connection_with_timeout(timeout)?;
     conn.set_read_timeout(Some(timeout))?;
     conn.set_write_timeout(Some(timeout))?;
@@ -53,10 +57,7 @@ pub(super) fn owner_of(
         {
             let addr = ConnectionAddr::Tcp(String::from_utf8_lossy(host).into_owned(), *port as u16);
             let info = Client::open(url)?.get_connection_info().clone().set_addr(addr);
-            let owner = Client::open(info)?.get_connection_with_timeout(timeout)?;
-            owner.set_read_timeout(Some(timeout))?;
-            owner.set_write_timeout(Some(timeout))?;
-            return Ok(owner);
+            return connect_blocking(info, timeout);
         }
     }
     Err(RedisError::from((
@@ -76,15 +77,8 @@ pub(super) fn primary_connections(s: &Settings) -> Result<Vec<redis::Connection>
             let mut seed = connect_blocking(url, s.timeout)?;
             let mut conns = Vec::new();
             for addr in cluster::primaries(&mut seed, &info)? {
-                let (host, port) = addr.rsplit_once(':').unwrap_or((&addr, ""));
-                let port: u16 = port.parse().map_err(|_| {
-                    RedisError::from((redis::ErrorKind::Client, "a node address without a port", addr.clone()))
-                })?;
-                let node = info.clone().set_addr(ConnectionAddr::Tcp(host.to_string(), port));
-                let conn = Client::open(node)?.get_connection_with_timeout(s.timeout)?;
-                conn.set_read_timeout(Some(s.timeout))?;
-                conn.set_write_timeout(Some(s.timeout))?;
-                conns.push(conn);
+                let node = info.clone().set_addr(cluster::tcp_addr(&addr)?);
+                conns.push(connect_blocking(node, s.timeout)?);
             }
             Ok::<_, RedisError>(conns)
         })();

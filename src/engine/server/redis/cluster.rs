@@ -195,11 +195,7 @@ impl Nodes {
     async fn pipe(&mut self, node: usize) -> Result<&PipeRef, RedisError> {
         if self.pipes[node].is_none() {
             let addr = &self.addrs[node];
-            let (host, port) = addr
-                .rsplit_once(':')
-                .and_then(|(h, p)| Some((h.to_string(), p.parse::<u16>().ok()?)))
-                .ok_or_else(|| client_error("a node address without a port", addr.clone()))?;
-            let info = self.info.clone().set_addr(ConnectionAddr::Tcp(host, port));
+            let info = self.info.clone().set_addr(tcp_addr(addr)?);
             let group = self.group.as_ref().map(|g| g.node(addr));
             self.pipes[node] = Some(PipeRef::connect(group.as_deref(), &info).await?);
         }
@@ -348,6 +344,13 @@ impl Nodes {
         self.stragglers = stragglers;
         Ok(())
     }
+}
+
+/// A node's `HOST:PORT` (as CLUSTER SLOTS and redirections give it) as an address.
+pub fn tcp_addr(addr: &str) -> Result<ConnectionAddr, RedisError> {
+    addr.rsplit_once(':')
+        .and_then(|(h, p)| Some(ConnectionAddr::Tcp(h.to_string(), p.parse().ok()?)))
+        .ok_or_else(|| client_error("a node address without a port", addr.to_string()))
 }
 
 /// A server error that is a redirection.
