@@ -39,7 +39,8 @@ fn have(program: &str) -> bool {
 /// The position in `endpoints` of the member that leads, as etcdctl sees it.
 fn leader_of(endpoints: &str) -> Option<usize> {
     let out = Command::new("etcdctl")
-        .args(["--endpoints", endpoints, "--command-timeout=2s", "endpoint", "status"])
+        // Only a guard against a hang: a loaded machine can be slow to answer.
+        .args(["--endpoints", endpoints, "--command-timeout=10s", "endpoint", "status"])
         .output()
         .ok()?;
     // endpoint, ID, version, db size, is leader, is learner, raft term, ...
@@ -66,15 +67,12 @@ fn etcd_goes_on_against_the_quorum_when_its_leader_is_killed_mid_run() {
         return;
     }
     const SECS: f64 = 8.0;
-    const KILL_AT: Duration = Duration::from_millis(2500);
     let cluster = PrivateServer::start("etcd");
     let endpoints = format!("etcd.endpoints={}", cluster.url);
     let dir = tempfile::tempdir().unwrap();
-    let timeline = dir.path().join("timeline.tsv");
-    let report = format!("console,timeline:{}", timeline.display());
+    let (timeline, report) = timeline_report(dir.path());
     let secs = SECS.to_string();
     let mixed = bundled("mixed.lua");
-    let started = Instant::now();
     let child = spawn_kvmark(&[
         "--backend",
         "etcd",
@@ -96,7 +94,10 @@ fn etcd_goes_on_against_the_quorum_when_its_leader_is_killed_mid_run() {
         &report,
         &mixed,
     ]);
-    std::thread::sleep(KILL_AT);
+    // The kill comes a second into the timed phase, however long a loaded machine
+    // takes to start and load; the run's end is timed from it.
+    wait_for("a second of the timed phase", || timed_for(&timeline, 1.0));
+    let started = Instant::now();
     let leader = leader_of(&cluster.url).expect("a leader before the kill");
     let pid = cluster.pids()[leader];
     // SIGKILL: no leadership transfer, so the others must notice and elect.
@@ -379,8 +380,7 @@ return { name = "migrate", load = load, run = run }
 "#,
     )
     .unwrap();
-    let timeline = dir.path().join("timeline.tsv");
-    let report = format!("console,timeline:{}", timeline.display());
+    let (timeline, report) = timeline_report(dir.path());
     let secs = SECS.to_string();
     let child = spawn_kvmark(&[
         "--backend",
@@ -409,8 +409,9 @@ return { name = "migrate", load = load, run = run }
         .collect();
     let mut nodes = primaries(&cluster.url);
     // The first primary's first 1500 slots (redis-cli gives it 0-5460), in three
-    // steps, each holding its keys on both sides for 300 ms.
-    std::thread::sleep(Duration::from_secs(2));
+    // steps, each holding its keys on both sides for 300 ms; inside the timed phase
+    // however long a loaded machine takes to start and load.
+    wait_for("a second of the timed phase", || timed_for(&timeline, 1.0));
     for step in 0..3u16 {
         migrate(
             &mut nodes,

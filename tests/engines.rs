@@ -801,3 +801,40 @@ fn keys_an_engine_does_not_take_are_refused_and_counted_never_a_panic() {
         }
     }
 }
+
+/// RocksDB's zstd is Debian's shared library, not a copy compiled into the binary, and
+/// `kvmark engines` says where each codec comes from: the binary's dynamic section must
+/// name the library, and the library line the file it was loaded from.
+#[test]
+fn rocksdb_links_the_systems_zstd_and_engines_says_so() {
+    let o = kvmark(&["engines"]);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    let block: String = out
+        .lines()
+        .skip_while(|l| *l != "rocksdb")
+        .skip(1)
+        .take_while(|l| l.starts_with(' '))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let library = block
+        .lines()
+        .find(|l| l.starts_with("  library:  "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        library.contains("from the system (/") && library.contains("libzstd.so"),
+        "{library}"
+    );
+    assert!(library.contains("snappy, lz4, zlib and bzip2 compiled in"), "{library}");
+    let elf = std::process::Command::new("readelf")
+        .args(["--dynamic", env!("CARGO_BIN_EXE_kvmark")])
+        .output()
+        .expect("readelf (binutils, from build-essential) runs");
+    let dynamic = String::from_utf8_lossy(&elf.stdout);
+    assert!(
+        dynamic
+            .lines()
+            .any(|l| l.contains("(NEEDED)") && l.contains("libzstd.so")),
+        "libzstd.so is not among the binary's shared libraries:\n{dynamic}"
+    );
+}

@@ -79,7 +79,9 @@ fn pin_puts_each_worker_thread_on_its_own_cpu() {
                 }
             }
         }
-        seen.len() == 2
+        // A thread has its name a moment before it pins itself, a long moment when a
+        // loaded machine deschedules it in between: wait for both to have pinned.
+        seen.len() == 2 && seen.values().all(|l| l.parse::<usize>().is_ok())
     });
     let o = child.wait_with_output().unwrap();
     assert_exit(&o, 0);

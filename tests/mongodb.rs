@@ -12,7 +12,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::servers::{PrivateServer, counted_errors};
 use common::*;
@@ -70,8 +70,7 @@ fn a_workload_runs_reports_the_servers_figures_and_removes_its_collection() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let timeline = dir.path().join("timeline.tsv");
-    let report = format!("console,timeline:{}", timeline.display());
+    let (timeline, report) = timeline_report(dir.path());
     let mixed = bundled("mixed.lua");
     let (o, pid) = run(&[
         "--backend",
@@ -179,13 +178,8 @@ fn a_server_stopped_mid_run_gives_counted_errors_a_clear_message_and_exit_1_on_t
     const TIMEOUT: f64 = 1.0;
     // A FerretDB of the test's own (the binary is cached by the shared one's start).
     let server = PrivateServer::start(ENGINE);
-    let began = Instant::now();
-    let child = server.spawn_mixed(Duration::from_secs_f64(TIMEOUT), SECS, &[]);
-    // Well inside the timed phase (the load of 300 keys is one insertMany per thread).
-    std::thread::sleep(Duration::from_millis(2000));
-    server.stop();
-    let o = child.wait_with_output().unwrap();
-    let took = began.elapsed().as_secs_f64();
+    // Stopped a second into the timed phase; the end is timed from the stop.
+    let (o, took) = server.stop_mid_run(Duration::from_secs_f64(TIMEOUT), SECS);
     assert_exit(&o, 1);
     let out = stdout(&o);
     assert!(counted_errors(&out, ENGINE) > 0, "no counted errors\n{out}");

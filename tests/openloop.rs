@@ -97,13 +97,13 @@ const SIM_STALLS: [&str; 6] = [
     "--engine-opt",
     "sim.service=100us",
     "--engine-opt",
-    "sim.stall=50ms",
+    "sim.stall=200ms",
 ];
 
 #[test]
 fn a_stall_shows_in_open_loop_response_times_not_in_closed_loop_percentiles() {
     let _serial = serial();
-    // 100 us per call, a 50 ms store-wide stall every second, 3.5 s: three stalls.
+    // 100 us per call, a 200 ms store-wide stall every second, 3.5 s: three stalls.
     let null = bundled("null.lua");
     let mut closed_args = SIM_STALLS.to_vec();
     closed_args.extend(["--secs", "3.5", &null]);
@@ -120,12 +120,13 @@ fn a_stall_shows_in_open_loop_response_times_not_in_closed_loop_percentiles() {
     let open = stdout(&open);
 
     // Closed loop: one call per stall waits (about 1 in 10,000), so p99.9 stays near the
-    // service time; only the max shows the stall. The bound is the same 25 ms that the
+    // service time; only the max shows the stall. The bound is the same 100 ms that the
     // open-loop figures must reach, which leaves room for a machine so loaded that the
-    // worker is descheduled for milliseconds (12 ms was seen at load 9 on 2 cores).
+    // worker is descheduled for milliseconds (12 ms was seen at load 9 on 2 cores): one
+    // call in 1000 waiting 100 ms would take the worker off its CPU half the run.
     let c = row(&closed, None, "get");
-    assert!(c.p999() < 25e6, "closed-loop p99.9 {} ns:\n{closed}", c.p999());
-    assert!(c.max() >= 25e6, "the stall was never hit:\n{closed}");
+    assert!(c.p999() < 100e6, "closed-loop p99.9 {} ns:\n{closed}", c.p999());
+    assert!(c.max() >= 100e6, "the stall was never hit:\n{closed}");
     assert!(!closed.contains("response time"), "{closed}");
 
     // Open loop: every unit due during a stall waits for it, and so do the ones queued
@@ -134,11 +135,11 @@ fn a_stall_shows_in_open_loop_response_times_not_in_closed_loop_percentiles() {
     let resp = row(&open, Some("response time"), "get");
     assert_eq!(svc.count, resp.count);
     assert!(
-        resp.p999() >= 25e6,
+        resp.p999() >= 100e6,
         "open-loop response p99.9 {} ns:\n{open}",
         resp.p999()
     );
-    assert!(resp.max() >= 25e6, "{open}");
+    assert!(resp.max() >= 100e6, "{open}");
     assert!(resp.p50() >= svc.p50(), "{open}");
 
     // Service time is the same measurement in both modes.
@@ -146,10 +147,12 @@ fn a_stall_shows_in_open_loop_response_times_not_in_closed_loop_percentiles() {
         assert!((a - b).abs() <= 0.2 * a, "service {what}: closed {a} ns, open {b} ns");
     }
 
-    // The schedule held: achieved within 2% of the target.
+    // The schedule held: never above the target, as no unit starts early; below it by
+    // the units still due when the run ended, which a pause of the worker near the end
+    // of a loaded machine's run leaves undone (20% is 0.7 s of them).
     let rate = line(&open, "rate: ");
     let achieved = number_after(rate, "achieved");
-    assert!((achieved - 2000.0).abs() <= 40.0, "{rate}");
+    assert!((1600.0..=2020.0).contains(&achieved), "{rate}");
     assert!(line(&open, "schedule: ").contains("lag max"), "{open}");
 }
 
@@ -189,25 +192,32 @@ fn warm_up_excludes_exactly_the_warm_up_units() {
 #[test]
 fn the_slo_search_finds_the_rate_a_simple_queue_predicts() {
     let _serial = serial();
-    // One thread, constant arrivals, a fixed 5 ms service time: the queue is stable up
-    // to 1/s = 200 units/s, and response time stays at 5 ms below it. (A service time
-    // this long is mostly slept, so other processes on the machine barely disturb it.)
+    // One thread, constant arrivals, a fixed 20 ms service time: the queue is stable up
+    // to 1/s = 50 units/s, and response time stays at 20 ms below it. (A service time
+    // this long is mostly slept, so other processes on the machine barely disturb it;
+    // the 200 ms limit absorbs a pause of the client on a loaded machine.)
     let o = kvmark(&[
         "--backend",
         "sim",
         "--engine-opt",
-        "sim.service=5ms",
+        "sim.service=20ms",
         "--slo",
-        "p99<50ms",
+        "p99<200ms",
         "--slo-secs",
         "1.5",
         &bundled("null.lua"),
     ]);
     assert_exit(&o, 0);
     let out = stdout(&o);
-    let verdict = line(&out, "slo p99<50ms");
+    let verdict = line(&out, "slo p99<200ms");
     let best = number_after(verdict, "highest passing rate");
-    assert!((best - 200.0).abs() <= 20.0, "{verdict}\n{out}");
+    let capacity = number_after(verdict, "capacity");
+    // The capacity is at most 1/s (and a 1.5 s run rounds up by at most a unit); a
+    // loaded machine wakes the sleeping service late and may pause it, lowering it
+    // somewhat. No probe goes above it, and the queue passes up to it, so the search
+    // is judged against the capacity measured.
+    assert!((35.0..=50.7).contains(&capacity), "{verdict}\n{out}");
+    assert!((0.9 * capacity..=capacity).contains(&best), "{verdict}\n{out}");
     // The evidence: each probe's target, achieved rate, p99 and verdict.
     let probes: Vec<&str> = out
         .lines()
@@ -217,7 +227,7 @@ fn the_slo_search_finds_the_rate_a_simple_queue_predicts() {
         .collect();
     assert!(!probes.is_empty() && probes.len() <= 10, "{out}");
     assert!(probes.iter().any(|p| p.ends_with("pass")), "{out}");
-    assert!(out.contains("=== SLO search: p99<50ms ==="), "{out}");
+    assert!(out.contains("=== SLO search: p99<200ms ==="), "{out}");
 }
 
 #[test]
@@ -233,17 +243,25 @@ fn key_lifetimes_keep_the_live_set_at_rate_times_lifetime() {
             (f.len() == 4 && f[0] == "iter").then(|| (f[1].parse().unwrap(), f[3].parse().unwrap()))
         })
         .collect();
-    // Steady state: from 2.2 s on (unit 3300 at 1500/s).
+    // Steady state: from 2.2 s on (unit 3300 at 1500/s). A sample is off by the rate
+    // times how much further behind schedule the worker was then than 2 s earlier: at
+    // most the run's largest lag, small on a quiet machine, long where a loaded one
+    // paused the worker.
+    let out = stdout(&o);
+    let schedule = line(&out, "schedule: ");
+    let lag: Vec<&str> = schedule[schedule.find("lag max ").unwrap() + 8..]
+        .split([' ', ','])
+        .collect();
+    let slack = 150.0 + 1500.0 * ns(lag[0], lag[1]) / 1e9;
     let steady: Vec<u64> = samples.iter().filter(|(i, _)| *i > 3300).map(|(_, l)| *l).collect();
     assert!(steady.len() >= 5, "{samples:?}");
     for live in &steady {
         assert!(
-            (*live as f64 - 3000.0).abs() <= 150.0,
-            "live {live}, all samples {samples:?}"
+            (*live as f64 - 3000.0).abs() <= slack,
+            "live {live}, want 3000 +- {slack}, all samples {samples:?}\n{schedule}"
         );
     }
     // The deletes are the harness's own `expire` operations, not units.
-    let out = stdout(&o);
     let expired = op_count(&out, "expire").unwrap_or(0);
     assert!(expired > 1000, "{out}");
     assert!(out.contains("ops per unit"), "{out}");
@@ -258,9 +276,12 @@ fn a_bandwidth_target_paces_by_the_bytes_units_write() {
     let out = stdout(&o);
     let rate = line(&out, "rate: target 1MB/s, achieved ");
     let mb = number_after(rate, "achieved");
-    assert!((mb - 1.0).abs() <= 0.02, "{rate}");
+    // Never above the target, as no unit starts early; below it by what a pause of a
+    // loaded machine near the end leaves undone (20% is 0.5 s of it).
+    assert!((0.8..=1.01).contains(&mb), "{rate}");
+    // Over the same time, exactly 1000 units per MB (1% for the rounding of the MB/s).
     let wu = number_after(rate, "of target,");
-    assert!((wu - 1000.0).abs() <= 50.0, "{rate}");
+    assert!((wu / mb - 1000.0).abs() <= 10.0, "{rate}");
 }
 
 #[test]
@@ -290,8 +311,10 @@ fn a_rate_sweep_gives_latency_vs_load_in_the_summary() {
     );
     for r in &rows {
         let (target, achieved): (f64, f64) = (r[9].parse().unwrap(), r[10].parse().unwrap());
-        // Poisson counts vary by about 1/sqrt(n); 10% is several deviations.
-        assert!((achieved - target).abs() <= 0.1 * target, "{r:?}");
+        // Poisson counts vary by about 1/sqrt(n); 10% is several deviations. Below, also
+        // the units still due at the end, which a pause of a loaded machine leaves
+        // undone: 30%, which still tells the two rates apart.
+        assert!((0.7 * target..=1.1 * target).contains(&achieved), "{r:?}");
         for cell in &r[11..14] {
             assert!(
                 cell.ends_with("ns") || cell.ends_with("us") || cell.ends_with("ms"),
@@ -338,11 +361,26 @@ fn expire_after_checks_its_arguments() {
 #[test]
 fn ctrl_c_ends_a_long_wait_between_paced_units() {
     // At 0.5 units/s the second unit is two seconds away: Ctrl-C must not wait for it.
-    let child = spawn_kvmark(&["--rate", "0.5", "--secs", "30", &bundled("null.lua")]);
-    std::thread::sleep(Duration::from_millis(700));
+    let dir = tempfile::tempdir().unwrap();
+    let (tl, report) = timeline_report(dir.path());
+    let child = spawn_kvmark(&[
+        "--rate",
+        "0.5",
+        "--secs",
+        "30",
+        "--timeline",
+        "0.1",
+        "--report",
+        &report,
+        &bundled("null.lua"),
+    ]);
+    // A moment into the timed phase (the first unit ran at its start), however long a
+    // loaded machine takes to start kvmark.
+    wait_for("a sample of the timed phase", || timed_for(&tl, 0.0));
     let started = Instant::now();
     let o = interrupt(child);
-    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    // Far below the 30 s run a missed Ctrl-C would go on for, however loaded the machine.
+    assert!(started.elapsed() < Duration::from_secs(15), "{:?}", started.elapsed());
     assert_exit(&o, 130);
     assert!(stdout(&o).contains("INTERRUPTED"), "{}", stdout(&o));
 }

@@ -163,7 +163,8 @@ fn prometheus_scrapes_a_run() {
     // last scrape before the run ended (within 100 ms of its end, and so after its last
     // tick, at least half a period earlier) saw every interval but the one waiting for
     // its hand-over and the final one. A scrape that came after the final hand-over
-    // saw them all.
+    // saw them all. A loaded machine may delay or time out (90 ms) the scrapes near
+    // the end, which leaves more intervals unseen, but never part of one.
     let tsv = std::fs::read_to_string(&timeline).unwrap();
     let col = |name: &str| common::tsv_column(&tsv, name);
     let (phase, metric, value) = (col("phase"), col("metric"), col("value"));
@@ -180,14 +181,16 @@ fn prometheus_scrapes_a_run() {
         gets,
         "the intervals add up to the report"
     );
-    let [.., second_last, last] = per_interval[..] else {
-        unreachable!()
-    };
+    // The unseen counts of the last k intervals, k = 0 .. all but the first (which
+    // the run's later scrapes saw whatever the load).
+    let unseen_after: Vec<f64> = (0..per_interval.len())
+        .map(|k| per_interval[per_interval.len() - k..].iter().sum::<f64>())
+        .collect();
     let unseen = gets - scraped;
     assert!(
-        [0.0, last, second_last + last].contains(&unseen),
-        "Prometheus saw {scraped} gets of the {gets} the report counts; the last two intervals \
-         held {second_last} and {last}"
+        unseen_after.contains(&unseen),
+        "Prometheus saw {scraped} gets of the {gets} the report counts, not all but the last few of \
+         the intervals {per_interval:?}"
     );
     assert_eq!(one(&prom, "max_over_time(kvmark_errors_total{op=\"get\"}[5m])"), 0.0);
     assert_eq!(

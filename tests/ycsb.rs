@@ -226,7 +226,9 @@ fn client_properties_set_threads_and_time() {
     ]);
     let took = started.elapsed().as_secs_f64();
     let ms = num(&b[0], "OVERALL", "RunTime(ms)");
-    assert!((900.0..2500.0).contains(&ms), "run phase took {ms} ms");
+    // About a second, not two billion operations: the upper bound leaves a loaded
+    // machine seconds to notice the end and stop the workers.
+    assert!((900.0..5000.0).contains(&ms), "run phase took {ms} ms");
     assert!(took < 30.0, "{took}");
 }
 

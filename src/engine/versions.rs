@@ -13,6 +13,31 @@ pub fn crate_version(name: &str) -> String {
     }
 }
 
+/// Where the code at `symbol` was loaded from: the path of the shared library that
+/// holds it (a library linked from the system), or None when it is compiled into the
+/// kvmark binary itself (or the loader cannot say).
+#[cfg_attr(not(feature = "rocksdb"), allow(dead_code))]
+pub fn shared_library_of(symbol: *const std::ffi::c_void) -> Option<String> {
+    let mut info = std::mem::MaybeUninit::<libc::Dl_info>::uninit();
+    // SAFETY: dladdr only reads the address and fills `info`; a zero return leaves it
+    // unset, and it is read only after a non-zero one.
+    if unsafe { libc::dladdr(symbol, info.as_mut_ptr()) } == 0 {
+        return None;
+    }
+    // SAFETY: filled by the successful dladdr above.
+    let info = unsafe { info.assume_init() };
+    if info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dladdr's file name is a NUL-terminated string owned by the loader.
+    let object = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }
+        .to_string_lossy()
+        .into_owned();
+    let exe = std::env::current_exe().ok().and_then(|p| p.canonicalize().ok());
+    let same = |o: &str| std::path::Path::new(o).canonicalize().ok() == exe;
+    (object.contains(".so") && !same(&object)).then_some(object)
+}
+
 /// The locked version of `name`. When several versions are locked, the one kvmark
 /// itself depends on (named with its version in kvmark's dependency list).
 pub fn lock_version(name: &str) -> Option<&'static str> {

@@ -82,6 +82,27 @@ pub fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
     }
 }
 
+/// A timeline file in `dir` and the `--report` value that writes it beside the
+/// console: for tests that watch a run's progress with [`timed_for`].
+pub fn timeline_report(dir: &Path) -> (PathBuf, String) {
+    let path = dir.join("timeline.tsv");
+    let report = format!("console,timeline:{}", path.display());
+    (path, report)
+}
+
+/// Whether the timeline file at `path` (`--timeline` with a `timeline:` sink) has a
+/// timed-phase (`run`) sample ending more than `secs` after the measurement began:
+/// what a test waits for, with [`wait_for`], before it disturbs a run in its timed
+/// phase, since a loaded machine may take seconds to start and load.
+pub fn timed_for(path: &Path, secs: f64) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|t| {
+        t.lines().any(|l| {
+            let cols: Vec<&str> = l.split('\t').collect();
+            cols.len() > 6 && cols[5] == "run" && cols[6].parse::<f64>().is_ok_and(|s| s > secs)
+        })
+    })
+}
+
 /// A prerequisite this machine lacks (`why` names it and how to get it): a plain
 /// `cargo test` skips, saying so on stderr; under KVMARK_REQUIRE_SERVERS=1
 /// (scripts/with-servers, CI) the test fails with `why` instead, since a skip there

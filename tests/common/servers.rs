@@ -46,6 +46,31 @@ impl PrivateServer {
         self.control("stop");
     }
 
+    /// Stops it for good while `child` (a kvmark run against it) goes on, and waits for
+    /// that run: its output and the seconds from the stop to its end. The server's own
+    /// shutdown, which may take seconds on a loaded machine, is not counted against
+    /// kvmark's.
+    pub fn stop_awaiting(&self, child: std::process::Child) -> (std::process::Output, f64) {
+        let began = std::time::Instant::now();
+        std::thread::scope(|s| {
+            s.spawn(|| self.stop());
+            let o = child.wait_with_output().unwrap();
+            (o, began.elapsed().as_secs_f64())
+        })
+    }
+
+    /// Runs `mixed.lua` against it (as [`spawn_mixed`](Self::spawn_mixed)), stops the
+    /// server a second into the timed phase, however long a loaded machine takes to
+    /// start and load, and returns the run's output and the seconds from the stop to
+    /// its end.
+    pub fn stop_mid_run(&self, timeout: std::time::Duration, secs: f64) -> (Output, f64) {
+        let dir = tempfile::tempdir().unwrap();
+        let (timeline, report) = super::timeline_report(dir.path());
+        let child = self.spawn_mixed(timeout, secs, &["--timeline", "0.2", "--report", &report]);
+        super::wait_for("a second of the timed phase", || super::timed_for(&timeline, 1.0));
+        self.stop_awaiting(child)
+    }
+
     /// Stops its processes as a crash would for its clients, keeping its port and data.
     pub fn down(&self) {
         self.control("down");

@@ -8,7 +8,7 @@ use rocksdb::{DB, Options};
 
 use crate::engine::Knob;
 use crate::engine::storage::fresh_dir;
-use crate::engine::versions::lock_version;
+use crate::engine::versions::{lock_version, shared_library_of};
 
 /// What the linked library says about itself: its version and every option with its
 /// default, both read from the OPTIONS file RocksDB writes when a store opens.
@@ -148,7 +148,7 @@ fn help_for(key: &str) -> Option<&'static str> {
 
 pub(super) fn version() -> String {
     match defaults() {
-        Ok(d) => d.version.clone(),
+        Ok(d) => format!("{} ({})", d.version, codecs()),
         Err(e) => {
             // The crate's version carries the bundled RocksDB release as build metadata.
             let bundled = lock_version("librocksdb-sys")
@@ -157,6 +157,26 @@ pub(super) fn version() -> String {
             format!("RocksDB {bundled} (bundled; reading the linked library failed: {e})")
         }
     }
+}
+
+/// Where RocksDB's compression codecs come from. zstd is read from the linked library
+/// itself. snappy, lz4, zlib and bzip2 are compiled in: their crates build them
+/// statically for RocksDB, and RocksDB 11 calls snappy::CompressionOptions, which
+/// Debian 12's snappy 1.1.9 lacks (it came with snappy 1.2).
+fn codecs() -> String {
+    // SAFETY: ZSTD_versionNumber takes nothing and returns a number.
+    let zstd_version = unsafe { zstd_sys::ZSTD_versionNumber() };
+    let zstd = format!(
+        "zstd {}.{}.{}",
+        zstd_version / 10_000,
+        zstd_version / 100 % 100,
+        zstd_version % 100
+    );
+    let zstd = match shared_library_of(zstd_sys::ZSTD_versionNumber as *const std::ffi::c_void) {
+        Some(lib) => format!("{zstd} from the system ({lib})"),
+        None => format!("{zstd} compiled in"),
+    };
+    format!("codecs: {zstd}; snappy, lz4, zlib and bzip2 compiled in")
 }
 
 pub(super) fn knobs() -> Vec<Knob> {

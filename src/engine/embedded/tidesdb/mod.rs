@@ -324,5 +324,10 @@ impl Session for TidesSession {
 }
 
 fn version() -> String {
-    format!("TidesDB {}", tidesdb::TIDESDB_LINKED_VERSION)
+    // The tidesdb crate's build script links every codec it enables from the system
+    // (pkg-config, else by name); it has no copies of its own to compile.
+    format!(
+        "TidesDB {} (codecs: lz4, zstd and snappy from the system)",
+        tidesdb::TIDESDB_LINKED_VERSION
+    )
 }
