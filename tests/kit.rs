@@ -170,3 +170,31 @@ fn make_install_stages_the_binary_man_pages_and_completions() {
     let version = Command::new(usr.join("bin/kvmark")).arg("--version").output().unwrap();
     assert!(String::from_utf8_lossy(&version.stdout).starts_with("kvmark "));
 }
+
+/// The development scripts of docs/development.md refuse a bad count before doing
+/// anything (installing packages, building, starting stress-ng), naming it.
+#[test]
+fn the_development_scripts_refuse_bad_counts_naming_them() {
+    for (script, args, says) in [
+        (
+            "scripts/test-under-load",
+            &["0"][..],
+            "RUNS must be a whole number above 0, not '0'",
+        ),
+        (
+            "scripts/test-under-load",
+            &["2", "x"][..],
+            "STRESSORS must be a whole number above 0, not 'x'",
+        ),
+        (
+            "scripts/build-timings",
+            &["ten"][..],
+            "N must be a whole number above 0, not 'ten'",
+        ),
+    ] {
+        let out = Command::new(root().join(script)).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{script} {args:?}: {err}");
+        assert!(err.contains(says), "{script} {args:?}: {err}");
+    }
+}
