@@ -138,17 +138,59 @@ pub fn process_cpu_ns() -> u64 {
     tv_ns(ru.ru_utime) + tv_ns(ru.ru_stime)
 }
 
-/// Time the threads of this process now alive have spent waiting for a CPU (on a run
-/// queue), in nanoseconds (the second field of each thread's schedstat; 0 where the
-/// kernel does not keep it).
-pub fn process_run_wait_ns() -> u64 {
+/// Time each thread of this process now alive has spent waiting for a CPU (on a run
+/// queue), in nanoseconds, by kernel thread id (the second field of each thread's
+/// schedstat; empty where the kernel does not keep it). A thread that exits takes its
+/// figure with it, so a thread that may end before the next reading reports its own
+/// ([`thread_run_wait_ns`]).
+pub fn run_wait_by_thread() -> Vec<(u64, u64)> {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return 0;
+        return Vec::new();
     };
     tasks
         .flatten()
-        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .filter_map(|t| {
+            let tid = t.file_name().to_str()?.parse::<u64>().ok()?;
+            Some((
+                tid,
+                schedstat_wait(&std::fs::read_to_string(t.path().join("schedstat")).ok()?)?,
+            ))
+        })
+        .collect()
+}
+
+/// Time the calling thread has spent waiting for a CPU, in nanoseconds (0 where the
+/// kernel does not keep it).
+pub fn thread_run_wait_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| schedstat_wait(&s))
+        .unwrap_or(0)
+}
+
+/// The calling thread's kernel thread id.
+pub fn thread_id() -> u64 {
+    // SAFETY: gettid has no preconditions.
+    (unsafe { libc::gettid() }) as u64
+}
+
+/// The run-queue wait of a schedstat line: "cpu_ns wait_ns timeslices".
+fn schedstat_wait(line: &str) -> Option<u64> {
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The run-queue wait of the threads of this process between two
+/// [`run_wait_by_thread`] readings, leaving out the threads in `own` (which report
+/// their own): a thread that started between the two counts whole, one that exited
+/// counts nothing (its share is lost, hence `own` for threads that may exit).
+pub fn run_wait_between(before: &[(u64, u64)], after: &[(u64, u64)], own: &[u64]) -> u64 {
+    after
+        .iter()
+        .filter(|(tid, _)| !own.contains(tid))
+        .map(|(tid, w)| {
+            let was = before.iter().find(|(t, _)| t == tid).map_or(0, |(_, w0)| *w0);
+            w.saturating_sub(was)
+        })
         .sum()
 }
 
@@ -226,6 +268,19 @@ mod tests {
         let text = "cpu  100 5 20 800 50 1 2 3 0 0\ncpu0 1 2 3 4\n";
         assert_eq!(parse_cpu_line(text), Some((131, 981)));
         assert_eq!(parse_cpu_line("intr 5\n"), None);
+    }
+
+    #[test]
+    fn run_wait_counts_new_threads_whole_and_leaves_out_those_reporting_their_own() {
+        assert_eq!(schedstat_wait("123 456 7\n"), Some(456));
+        assert_eq!(schedstat_wait("123\n"), None);
+        let before = [(10, 100), (11, 50), (12, 1_000)];
+        // 10 waited 20 more, 12 exited, 13 is new, 11 reports its own.
+        let after = [(10, 120), (11, 900), (13, 30)];
+        assert_eq!(run_wait_between(&before, &after, &[11]), 20 + 30);
+        assert_eq!(run_wait_between(&before, &after, &[]), 20 + 850 + 30);
+        let me = thread_id();
+        assert!(run_wait_by_thread().iter().any(|(t, _)| *t == me));
     }
 
     #[test]

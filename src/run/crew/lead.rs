@@ -120,8 +120,9 @@ pub(super) fn lead(
         let start_unix_ns = unix_ns(SystemTime::now());
         let (cpu_before, wait_before) = (
             crate::probe::live::process_cpu_ns(),
-            crate::probe::live::process_run_wait_ns(),
+            crate::probe::live::run_wait_by_thread(),
         );
+        let (mut worker_tids, mut workers_waited) = (Vec::with_capacity(n), 0u64);
         gate.release(i + 1);
         if let Some(s) = sampler {
             s.step_started(step.info(), start_raw, began);
@@ -159,7 +160,11 @@ pub(super) fn lead(
                     ran,
                     rec,
                     error,
+                    tid,
+                    run_wait_ns,
                 }) => {
+                    worker_tids.push(tid);
+                    workers_waited += run_wait_ns;
                     debug_assert_eq!(s, i);
                     finished += 1;
                     end_raw = end_raw.max(end);
@@ -233,7 +238,12 @@ pub(super) fn lead(
         merged.wall_ns = crew.clock.delta_as_nanos(measured_from, end_raw);
         merged.client_cpu = crate::result::ClientCpu {
             cpu_ns: crate::probe::live::process_cpu_ns().saturating_sub(cpu_before),
-            wait_ns: crate::probe::live::process_run_wait_ns().saturating_sub(wait_before),
+            wait_ns: workers_waited
+                + crate::probe::live::run_wait_between(
+                    &wait_before,
+                    &crate::probe::live::run_wait_by_thread(),
+                    &worker_tids,
+                ),
             wall_ns: began.elapsed().as_nanos() as u64,
         };
         // A timed phase in which no unit finished, and whose workers had to be

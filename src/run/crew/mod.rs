@@ -154,6 +154,10 @@ pub(super) enum Msg {
         ran: Ran,
         rec: Recorder,
         error: Option<WorkloadError>,
+        /// The worker's kernel thread id and its time waiting for a CPU in the step:
+        /// a worker may exit before the lead reads the process's threads.
+        tid: u64,
+        run_wait_ns: u64,
     },
 }
 

@@ -86,6 +86,7 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>, group: 
         if !gate.wait(i) {
             break;
         }
+        let wait_before = crate::probe::live::thread_run_wait_ns();
         program.stop_on(StopSignal::new(Arc::clone(stop_before), i));
         let mut ran = Ran {
             warming: warm_step == Some(i),
@@ -144,6 +145,7 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>, group: 
                 .try_for_each(|(phase, units)| program.skip(*phase, units.get(t).copied().unwrap_or(0))),
         };
         let end_raw = crew.clock.raw();
+        let run_wait_ns = crate::probe::live::thread_run_wait_ns().saturating_sub(wait_before);
         let mut rec = program.kv().take_recorder();
         program.kv().end_pacing();
         if ran.warming {
@@ -161,6 +163,8 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>, group: 
                 ran,
                 rec,
                 error,
+                tid: crate::probe::live::thread_id(),
+                run_wait_ns,
             })
             .is_err()
             || failed
