@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Merging segments (BENCHMARKS.md, "Scale-out"): `kvmark merge` of SEGMENTS segment
+# Merging segments (docs/benchmarks-history.md, "Scale-out"): `kvmark merge` of SEGMENTS segment
 # report directories, each a 1-hour timed phase sampled every second with four
 # operation kinds (benches/merge_input.rs writes them through kvmark's own sinks).
 # Reports the median wall time of RUNS merges (goal: under 5 s), CPU time and peak

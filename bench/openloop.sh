@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Open loop's own cost and precision (see BENCHMARKS.md, "Open loop").
+# Open loop's own cost and precision (see docs/benchmarks-history.md, "Open loop").
 #
 # 1. Pacing overhead: workloads/null.lua on skiplist, closed loop against paced at a
 #    rate no engine reaches (1e9 units/s, so every unit is issued at once), in

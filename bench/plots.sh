@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Plots (BENCHMARKS.md, "Plots"): `kvmark plot --html` on a synthetic result directory
+# Plots (docs/benchmarks-history.md, "Plots"): `kvmark plot --html` on a synthetic result directory
 # the size of a long run (benches/plot_input.rs: 100 grid points, a 10-minute timeline
 # sampled every 0.1 s, every system metric, 20 engine metrics per engine, a histogram
 # log per point). Reports the median wall time of RUNS runs (target: under 10 s), CPU

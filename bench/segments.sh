@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scale-out against one server (BENCHMARKS.md, "Scale-out"): 1, 2 and 3 segments of
+# Scale-out against one server (docs/benchmarks-history.md, "Scale-out"): 1, 2 and 3 segments of
 # the same workload, started by Open MPI's mpirun against one Redis on this machine,
 # then merged; prints each count's total throughput and merged p99.
 #

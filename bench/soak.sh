@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The soak of issue 21 (BENCHMARKS.md, "30-minute soak on RocksDB"): one long run of
+# The soak of issue 21 (docs/benchmarks-history.md, "30-minute soak on RocksDB"): one long run of
 # workloads/mixed.lua (gets, puts, deletes and ranges over a fixed keyspace) on
 # RocksDB at a steady open-loop rate (so the store churns at the same pace throughout
 # and the machine keeps room for others), its timeline sampled every SAMPLE seconds, then the resident memory of the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Declarative specs (BENCHMARKS.md, "Specs"): gen throughput, peak memory at 5M live
+# Declarative specs (docs/benchmarks-history.md, "Specs"): gen throughput, peak memory at 5M live
 # keys, and the cost per operation of specs against their Lua twins on skiplist.
 #
 # Every figure is the median of RUNS runs. Besides wall-clock rates it reports CPU time

@@ -1,5 +1,5 @@
 //! Writes the report directories of a scaled-out run the size bench/merge.sh merges
-//! (BENCHMARKS.md, "Merging segments"): SEGMENTS segments of one point, each a 1-hour
+//! (docs/benchmarks-history.md, "Merging segments"): SEGMENTS segments of one point, each a 1-hour
 //! timed phase sampled every second, with four operation kinds (an interval histogram
 //! each per second), their timeline metrics and ten probe readings per sample. The
 //! directories are written by kvmark's own sinks (`report::setup::open_bundle`), so
@@ -165,6 +165,7 @@ fn write_segment(dir: &Path, segment: Segment, seconds: usize) {
                 prim_ops: units,
                 warmup_units: 0,
                 bytes: 0,
+                trend: Vec::new(),
             }],
             thread_units: vec![units / 4; 4],
             load: None,

@@ -1,5 +1,5 @@
 //! Writes a synthetic result directory the size of a long run, for bench/plots.sh
-//! (BENCHMARKS.md, "Plots"): 100 grid points (2 engines x 5 thread counts x 10 batch
+//! (docs/benchmarks-history.md, "Plots"): 100 grid points (2 engines x 5 thread counts x 10 batch
 //! sizes), each with a 1 s seed and 6 s timed, sampled every 0.1 s (10 minutes of
 //! timed samples in all), every system metric, 20 engine metrics per engine, four
 //! operation kinds, and a histogram log per point with an interval per sample. The

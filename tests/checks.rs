@@ -107,6 +107,70 @@ fn an_open_loop_rate_out_of_reach_is_reported_and_one_within_reach_is_not() {
     assert!(!console.contains("check rate_missed"), "{console}");
 }
 
+#[test]
+fn a_run_whose_throughput_falls_is_not_stationary_and_a_paced_one_is() {
+    // Each unit adds up one number more than the last, so the rate falls steadily
+    // across the phase.
+    let dir = tempfile::tempdir().unwrap();
+    let slowing = dir.path().join("slowing.lua");
+    std::fs::write(
+        &slowing,
+        "local n = 0\nreturn { run = function(ctx) n = n + 1 local x = 0 for i = 1, n * 20 do x = x + i end \
+         kv.put('k' .. (n % 100), tostring(x)) end }",
+    )
+    .unwrap();
+    let slowing = slowing.to_str().unwrap();
+    let base = ["--threads", "1", "--secs", "2", "--timeline", "0.1"];
+    let mut args = base.to_vec();
+    args.push(slowing);
+    let (code, console, point) = run(&args);
+    assert_eq!(code, 0, "{console}");
+    assert!(failed(&point).contains(&"not_stationary".to_string()), "{console}");
+    assert!(console.contains("check not_stationary: throughput fell "), "{console}");
+    assert!(console.contains("warm up longer (--warmup)"), "{console}");
+    let trends = point["checks"]["trends"].as_array().expect("trends");
+    let wu = trends
+        .iter()
+        .find(|t| t["series"] == "throughput")
+        .expect("a throughput trend");
+    assert_eq!(wu["drifts"], true, "{wu}");
+    assert!(wu["change"].as_f64().unwrap() <= -0.1, "{wu}");
+    assert!(wu["intervals"].as_u64().unwrap() >= 10, "{wu}");
+    assert!(wu["p"].as_f64().unwrap() < 0.001, "{wu}");
+    // The busiest kind's p99 is tested too.
+    assert!(trends.iter().any(|t| t["series"] == "put p99"), "{point}");
+
+    let mut args = base.to_vec();
+    args.extend(["--strict", slowing]);
+    let (code, console, _) = run(&args);
+    assert_eq!(code, 1, "{console}");
+
+    // Paced at a rate far below what the engine serves, the throughput is the
+    // schedule's and nothing drifts.
+    let (_, console, point) = run(&[
+        "--backend",
+        "sim",
+        "--threads",
+        "1",
+        "--secs",
+        "2",
+        "--timeline",
+        "0.1",
+        "--rate",
+        "500",
+        &bundled("mixed.lua"),
+    ]);
+    assert!(!failed(&point).contains(&"not_stationary".to_string()), "{console}");
+    let trends = point["checks"]["trends"].as_array().expect("trends");
+    assert!(trends.iter().any(|t| t["series"] == "throughput"), "{point}");
+    assert!(trends.iter().all(|t| t["drifts"] == false), "{point}");
+
+    // Without --timeline there are no intervals to test.
+    let (_, console, point) = run(&["--threads", "1", "--secs", "1", slowing]);
+    assert_eq!(point["checks"]["trends"], json!([]), "{console}");
+    assert!(!failed(&point).contains(&"not_stationary".to_string()), "{console}");
+}
+
 #[cfg(feature = "redis")]
 #[test]
 fn a_client_that_spends_its_time_in_lua_is_saturated_and_an_idle_one_is_not() {

@@ -76,6 +76,7 @@ fn phase(name: &str, units: u64, prim_ops: u64, wall_ns: u64, bytes: u64) -> Pha
         prim_ops,
         warmup_units: 0,
         bytes,
+        trend: Vec::new(),
     }
 }
 

@@ -1,7 +1,7 @@
 -- getvalue: the cost of handing a read value to Lua. One key holds a value of
 -- VALUE_BYTES bytes (environment variable, default 4096); every unit gets it. On
 -- `skiplist` the engine's part is small, so the unit's cost is mostly the copy of the
--- value into a new Lua string (see BENCHMARKS.md, "Values handed to Lua").
+-- value into a new Lua string (see docs/benchmarks-history.md, "Values handed to Lua").
 
 local VALUE_BYTES = tonumber(os.getenv("VALUE_BYTES") or "4096")
 local KEY = "k:00000000000001"

@@ -282,7 +282,8 @@ pub struct RunArgs {
 
     /// Sample a live timeline every S seconds (fractions allowed, e.g. 0.1): throughput,
     /// interval latency per operation kind, the system probe, the store's disk bytes and
-    /// the engine's stats. Written by the timeline sink and --report-dir.
+    /// the engine's stats. Written by the timeline sink and --report-dir; every timed
+    /// phase's intervals are also tested for a trend (the not_stationary self-check).
     #[arg(long, value_name = "S", value_parser = timeline_seconds)]
     pub timeline: Option<f64>,
 

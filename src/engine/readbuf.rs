@@ -6,7 +6,7 @@
 //! `Vec`. The destination then lies a few bytes past the source modulo 4 KiB, and
 //! `rep movsb` (glibc's copy for a few KiB and up) on this machine's AMD EPYC runs
 //! about 20 times slower in that case (4K aliasing: 1.4 us instead of 70 ns for
-//! 4 KiB, measured in BENCHMARKS.md, "Engines (issue 4)"). A `ReadBuf` keeps its
+//! 4 KiB, measured in docs/benchmarks-history.md, "Engines (issue 4)"). A `ReadBuf` keeps its
 //! bytes half a KiB off that grid, so such a copy never lands just past its source.
 
 use std::fmt;

@@ -303,6 +303,8 @@ fn merge_repeats(segs: &[SegmentDir], p: usize) -> Vec<RepeatRun> {
                         prim_ops: sum("prim_ops"),
                         warmup_units: sum("warmup_units"),
                         bytes: sum("bytes"),
+                        // Segments keep no timeline intervals in results.json.
+                        trend: Vec::new(),
                     }
                 })
                 .collect();

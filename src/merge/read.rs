@@ -1,6 +1,6 @@
 //! Reading one segment's report directory: `results.json` at once, the histogram logs
 //! under `hdr/` and `timeline.tsv` as streams (an hour of intervals from many segments
-//! never sits in memory; see BENCHMARKS.md, "Merging segments").
+//! never sits in memory; see docs/benchmarks-history.md, "Merging segments").
 
 use std::collections::HashSet;
 use std::fs::File;

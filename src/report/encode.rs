@@ -9,7 +9,7 @@
 //! `Deserializer`, kvmark's own decoder (`merge::decode`) and HdrHistogram's Java
 //! `HistogramLogProcessor` read either alike. The price is size: the merged log of
 //! `bench/merge.sh` is 50 MB at the fast level against 33 MB at the default one
-//! (BENCHMARKS.md, "Merging segments").
+//! (docs/benchmarks-history.md, "Merging segments").
 
 use std::io::{self, Write};
 

@@ -79,6 +79,7 @@ mod tests {
             prim_ops: units,
             warmup_units: 0,
             bytes: 0,
+            trend: Vec::new(),
         }
     }
 

@@ -326,6 +326,7 @@ pub fn point(p: &PointResult) -> Value {
             "confidence": crate::result::checks::CONFIDENCE,
             "intervals": crate::result::checks::intervals_json(p),
             "throughput_wu_per_s": crate::result::checks::throughput_json(p),
+            "trends": crate::result::checks::trends_json(p),
             "warnings": crate::result::checks::warnings_json(p),
         },
     })

@@ -10,6 +10,9 @@
 //!   (schedstat), against the cores its threads may use; above [`SATURATED`] the figure
 //!   may measure the client rather than the server.
 //! - Open loop: an achieved rate under [`RATE_MET`] of the target.
+//! - Stationarity: with `--timeline`, a trend across a timed phase's intervals in its
+//!   throughput or its busiest operation kind's p99 ([`super::trend`]): the point's
+//!   summary then describes no moment of the phase.
 //!
 //! Each check is silent when it passes; a failing one is one line in the console, an
 //! entry in results.json, its name in points.tsv's `checks` column, a line under the
@@ -19,6 +22,7 @@
 use serde_json::{Map, Value, json};
 
 use super::PointResult;
+use super::trend::{self, Trend};
 use crate::metrics::{Histogram, OpKind, QUANTILES};
 
 /// The confidence of every percentile interval.
@@ -53,6 +57,37 @@ pub enum Warning {
         /// The achieved share of it.
         share: f64,
     },
+    /// Series that drift across a timed phase, the largest change first.
+    NotStationary(Vec<Drift>),
+}
+
+/// One series that drifts across one phase of one repeat.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Drift {
+    /// 1-based repeat.
+    pub repeat: usize,
+    /// The phase's name.
+    pub phase: String,
+    /// "throughput", or a kind's p99 ("get p99").
+    pub series: String,
+    /// The test's outcome.
+    pub trend: Trend,
+}
+
+impl Drift {
+    fn describe(&self) -> String {
+        let t = &self.trend;
+        format!(
+            "{} {} {:.0}% across phase {} of repeat {} (Mann-Kendall p = {:.1e} over {} intervals)",
+            self.series,
+            if t.change < 0.0 { "fell" } else { "rose" },
+            t.change.abs() * 100.0,
+            self.phase,
+            self.repeat,
+            t.p,
+            t.n
+        )
+    }
 }
 
 impl Warning {
@@ -62,6 +97,7 @@ impl Warning {
             Warning::Uncertain(_) => "uncertain_percentiles",
             Warning::ClientSaturated { .. } => "client_saturated",
             Warning::RateMissed { .. } => "rate_missed",
+            Warning::NotStationary(_) => "not_stationary",
         }
     }
 
@@ -105,6 +141,18 @@ impl Warning {
                  the backlog; lower the rate or add threads",
                 share * 100.0
             ),
+            Warning::NotStationary(drifts) => {
+                let shown: Vec<String> = drifts.iter().take(2).map(Drift::describe).collect();
+                let more = match drifts.len() {
+                    0..=2 => String::new(),
+                    n => format!(" and {} more", n - 2),
+                };
+                format!(
+                    "{}{more}: the point's figures describe no steady state; warm up longer (--warmup) or run \
+                     longer, and see what changes in the timeline (the engine's stats)",
+                    shown.join("; ")
+                )
+            }
         }
     }
 }
@@ -279,7 +327,60 @@ pub fn warnings(p: &PointResult) -> Vec<Warning> {
             share: achieved.median / target.per_sec,
         });
     }
+    let mut drifts: Vec<Drift> = trends(p).into_iter().filter(|d| d.trend.drifts()).collect();
+    if !drifts.is_empty() {
+        drifts.sort_by(|a, b| b.trend.change.abs().total_cmp(&a.trend.change.abs()));
+        out.push(Warning::NotStationary(drifts));
+    }
     out
+}
+
+/// The trend test of every timed phase of every repeat with enough timeline
+/// intervals: its throughput, and its busiest operation kind's p99.
+pub fn trends(p: &PointResult) -> Vec<Drift> {
+    let mut out = Vec::new();
+    for (r, repeat) in p.repeats.iter().enumerate() {
+        for phase in &repeat.phases {
+            let wu: Vec<f64> = phase.trend.iter().map(|i| i.wu_per_s).collect();
+            let busiest = trend::busiest_p99(&phase.trend);
+            let series = std::iter::once(("throughput".to_string(), wu))
+                .chain(busiest.map(|(kind, s)| (format!("{} p99", kind.name()), s)));
+            for (name, values) in series {
+                if let Some(t) = trend::test(&values) {
+                    out.push(Drift {
+                        repeat: r + 1,
+                        phase: phase.name.clone(),
+                        series: name,
+                        trend: t,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every trend tested, for results.json: `[{repeat, phase, series, intervals, s, z,
+/// p, change, drifts}]` (empty without `--timeline`).
+pub fn trends_json(p: &PointResult) -> Value {
+    Value::Array(
+        trends(p)
+            .iter()
+            .map(|d| {
+                json!({
+                    "repeat": d.repeat,
+                    "phase": d.phase,
+                    "series": d.series,
+                    "intervals": d.trend.n,
+                    "s": d.trend.s,
+                    "z": d.trend.z,
+                    "p": d.trend.p,
+                    "change": d.trend.change,
+                    "drifts": d.trend.drifts(),
+                })
+            })
+            .collect(),
+    )
 }
 
 /// The 95% interval of the point's throughput (wu/s) over its repeats, for

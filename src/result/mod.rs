@@ -9,6 +9,7 @@ pub mod checks;
 pub mod epochs;
 pub mod intervals;
 pub mod slo;
+pub mod trend;
 
 use std::path::PathBuf;
 
@@ -162,6 +163,9 @@ pub struct PhaseRun {
     pub warmup_units: u64,
     /// Key and value bytes written after the warm-up (put, mput, append).
     pub bytes: u64,
+    /// Its timeline intervals after the warm-up, for the stationarity check (empty
+    /// without `--timeline`, and for a merged scale-out run).
+    pub trend: Vec<trend::IntervalFigures>,
 }
 
 /// One repeat of a point.

@@ -42,11 +42,9 @@ pub(in crate::run) struct Cell {
 pub fn execute(plan: &Plan, observer: &dyn Observer, abort: &Arc<AtomicBool>) -> RunOutcome {
     let clock = Clock::new();
     let mut out = RunOutcome::default();
-    // Sample only when the observer uses samples: --timeline sets the period for the
-    // timeline and for interval histograms alike.
-    let interval = plan
-        .timeline
-        .filter(|_| observer.wants_timeline() || observer.wants_intervals());
+    // --timeline sets the period for the timeline and for interval histograms alike,
+    // and its intervals feed the stationarity check even when no sink writes them.
+    let interval = plan.timeline;
     let sampling = (interval.is_some() || observer.wants_intervals()).then_some(Sampling {
         interval,
         system: plan.probes.system,

@@ -313,6 +313,7 @@ impl Runner<'_> {
                     prim_ops: step.rec.prim_ops(),
                     warmup_units: step.warmup_units,
                     bytes: step.rec.write_bytes(),
+                    trend: step.trend.clone(),
                 });
             }
             let complete = outcome.end == CrewEnd::Done;

@@ -29,6 +29,7 @@ use crate::metrics::{OpKind, Recorder, op_label};
 use crate::probe::du::DiskMeter;
 use crate::probe::live::SystemMeter;
 use crate::result::PointKey;
+use crate::result::trend::IntervalFigures;
 
 /// The step a sampler is told of: what it needs from the crew's step, and no more.
 #[derive(Debug, Clone, Copy)]
@@ -121,6 +122,8 @@ struct State {
     system: Option<SystemMeter>,
     disk: Option<DiskMeter>,
     warned: Vec<&'static str>,
+    /// The step's timeline intervals after the warm-up, for the stationarity check.
+    trend: Vec<IntervalFigures>,
 }
 
 /// Whether the interval being built holds warm-up data.
@@ -182,6 +185,7 @@ impl<'a> Sampler<'a> {
                     None
                 },
                 warned: Vec::new(),
+                trend: Vec::new(),
             }),
             wake: Mutex::new(None),
         }
@@ -261,6 +265,7 @@ impl<'a> Sampler<'a> {
         st.seen.clear();
         st.keys_prev = 0;
         st.pending = None;
+        st.trend.clear();
         st.next_tick = self.ctx.interval.map(|d| began + d);
         st.deadline = step.secs.map(|s| began + Duration::from_secs_f64(s));
         drop(st);
@@ -358,6 +363,12 @@ impl<'a> Sampler<'a> {
         }
         st.step = None;
         std::mem::take(&mut st.handed)
+    }
+
+    /// The timeline intervals of the step that just ended (after its warm-up), for
+    /// the stationarity check; empty without `--timeline`.
+    pub fn take_trend(&self) -> Vec<IntervalFigures> {
+        std::mem::take(&mut lock(&self.state).trend)
     }
 
     /// Reads the system probe, the disk and the engine's stats into `st.probes`.
@@ -486,6 +497,12 @@ impl<'a> Sampler<'a> {
                 }
             }
             st.metrics.append(&mut st.probes);
+            if st.warm == Warm::No && end_raw > st.boundary {
+                let p99 = (st.interval.used())
+                    .map(|(kind, s)| (kind, s.count(), s.hist.value_at_quantile(0.99)))
+                    .collect();
+                st.trend.push(IntervalFigures { wu_per_s: wu, p99 });
+            }
         }
         if end_raw > st.boundary || !st.interval.is_empty() {
             let name = match st.warm {

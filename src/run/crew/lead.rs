@@ -137,6 +137,7 @@ pub(super) fn lead(
             thread_units: vec![0; n],
             rec: Recorder::new(),
             client_cpu: Default::default(),
+            trend: Vec::new(),
         };
         let mut end_raw = start_raw;
         let mut first_cut: Option<u64> = None;
@@ -266,6 +267,7 @@ pub(super) fn lead(
             // sampler keeps back what was handed over during a warm-up).
             let handed = s.end_step(&merged.rec, &ends, end_raw);
             merged.rec.merge(&handed);
+            merged.trend = s.take_trend();
         }
         monitor.step_finished(step, began.elapsed(), &merged);
         out.steps.push(merged);

@@ -93,6 +93,8 @@ pub struct StepOutcome {
     pub rec: Recorder,
     /// The client's own load over the whole step, for the saturation check.
     pub client_cpu: ClientCpu,
+    /// Its timeline intervals after the warm-up (empty without `--timeline`).
+    pub trend: Vec<crate::result::trend::IntervalFigures>,
 }
 
 /// How a crew's run ended.

@@ -323,6 +323,7 @@ impl Accum {
                 prim_ops: step.rec.prim_ops(),
                 warmup_units: 0,
                 bytes: step.rec.write_bytes(),
+                trend: step.trend.clone(),
             }],
             thread_units: step.thread_units.clone(),
             load,

@@ -250,6 +250,7 @@ fn clone_outcome(o: &StepOutcome) -> StepOutcome {
         thread_units: o.thread_units.clone(),
         rec: o.rec.clone(),
         client_cpu: o.client_cpu,
+        trend: o.trend.clone(),
     }
 }
 

@@ -3,7 +3,7 @@
 //!
 //! An always-on instruction-count hook would do it, but in Lua 5.4 any hook makes the
 //! interpreter trap on every instruction: measured on the null unit, +320 instructions
-//! (+43%) whatever the count (see BENCHMARKS.md, "Stopping Lua"). So the hook is set
+//! (+43%) whatever the count (see docs/benchmarks-history.md, "Stopping Lua"). So the hook is set
 //! only when needed, the way Lua's own interpreter stops a script on Ctrl-C: a signal
 //! handler on the thread running Lua sets a count hook of 1 on the state that thread
 //! is running ([`lua_sethook`](ffi::lua_sethook) is safe to call asynchronously, see

@@ -346,7 +346,7 @@ impl LuaState {
         let mut raw = std::ptr::null_mut();
         // Workloads make short-lived strings (keys, values) against a small live heap,
         // which the incremental collector answers with a full cycle every few dozen
-        // units; the generational one collects them young. Measured in BENCHMARKS.md
+        // units; the generational one collects them young. Measured in docs/benchmarks-history.md
         // (Engines, harness overhead); a workload may switch back with collectgarbage.
         lua.gc_set_mode(LuaGcMode::Generational(LuaGcGenParams::default()));
         // Past it an allocation is a Lua error naming the file, where running the
