@@ -180,15 +180,17 @@ fn a_client_that_spends_its_time_in_lua_is_saturated_and_an_idle_one_is_not() {
     let redis = common::servers::PrivateServer::start("redis");
     let url = format!("redis.url={}", redis.url);
     let dir = tempfile::tempdir().unwrap();
-    // Each unit spins in Lua (about 15 ms) and puts once every 100 units: on a busy
-    // machine a request waits for the server's share of the CPU (5 puts in a 2 s run
-    // left the client off the CPU a quarter of the time under stress-ng), so more
-    // could leave the client idle for as long as it spins.
+    // Each unit spins in Lua (about 15 ms) and puts on its first unit and once every
+    // 100 after: on a busy machine a request waits for the server's share of the CPU
+    // (5 puts in a 2 s run left the client off the CPU a quarter of the time under
+    // stress-ng), so more could leave the client idle for as long as it spins. The
+    // first put keeps the point from being empty (a point with no operation measured
+    // nothing and is not checked) when a loaded machine runs fewer than 100 units.
     let busy = dir.path().join("busy.lua");
     std::fs::write(
         &busy,
         "local n = 0\nreturn { run = function(ctx) local x = 0 for i = 1, 2000000 do x = x + i end \
-         n = n + 1 if n % 100 == 0 then kv.put('k', tostring(x)) end end }",
+         n = n + 1 if n % 100 == 1 then kv.put('k', tostring(x)) end end }",
     )
     .unwrap();
     let base = [
