@@ -24,7 +24,9 @@ fn ended_within(mut child: Child, limit: Duration, err: Option<std::thread::Join
         if Instant::now() > deadline {
             let _ = child.kill();
             let o = child.wait_with_output().unwrap();
-            panic!("kvmark did not end within {limit:?}\n{}\n{}", stdout(&o), stderr(&o));
+            // The stderr its reader collected, when it was taken for a marker.
+            let err = err.map_or_else(|| stderr(&o), |e| e.join().unwrap_or_default());
+            panic!("kvmark did not end within {limit:?}\n{}\n{err}", stdout(&o));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -189,7 +191,10 @@ fn ctrl_c_stops_lua_that_never_returns_at_top_level_in_load_and_in_run() {
         let (child, err) = started(&["--ops", "100", "--threads", "2", &path], "spinning");
         // SAFETY: signalling our own child.
         unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-        let o = ended_within(child, Duration::from_secs(30), Some(err));
+        let o = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            ended_within(child, Duration::from_secs(30), Some(err))
+        }))
+        .unwrap_or_else(|e| panic!("{name}: {}", e.downcast_ref::<String>().cloned().unwrap_or_default()));
         assert_exit(&o, 130);
     }
 }

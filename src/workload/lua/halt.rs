@@ -22,10 +22,10 @@
 
 use std::cell::Cell;
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Once};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mlua::ffi::{self, lua_Debug, lua_State};
 
@@ -142,13 +142,16 @@ unsafe extern "C-unwind" fn halt_hook(l: *mut lua_State, _ar: *mut lua_Debug) {
     }
 }
 
-/// How often a [`Watchdog`] nudges again once its time is up: the first nudge may land
-/// while the thread runs no Lua (inside a C library call), which sets no hook.
+/// How often a [`Watchdog`] looks at its clock and the abort flag, and nudges again once
+/// its time is up: the first nudge may land while the thread runs no Lua (inside a C
+/// library call), which sets no hook.
 const RENUDGE: Duration = Duration::from_millis(100);
 
-/// Stops the Lua code of the thread that starts it once `limit` has passed: raises
-/// `expired` (to 1, so a [`StopSignal`](crate::kv::pace::StopSignal) on step 0 of it
-/// is raised) and nudges the thread until dropped.
+/// Stops the Lua code of the thread that starts it once `limit` (if any) has passed,
+/// raising `expired` (to 1, so a [`StopSignal`](crate::kv::pace::StopSignal) on step 0
+/// of it is raised), or once `abort` is set: nudges the thread until dropped. Ctrl-C
+/// lands on any thread of the process that does not block it, this watcher's own
+/// included, where it sets no hook; the watcher passes it on.
 pub struct Watchdog {
     /// Dropping it ends the watch.
     done: Option<mpsc::Sender<()>>,
@@ -157,7 +160,7 @@ pub struct Watchdog {
 
 impl Watchdog {
     /// Watches the calling thread; fails when the watcher thread cannot start.
-    pub fn start(limit: Duration, expired: Arc<AtomicUsize>) -> std::io::Result<Self> {
+    pub fn start(limit: Option<Duration>, expired: Arc<AtomicUsize>, abort: Arc<AtomicBool>) -> std::io::Result<Self> {
         let (done, wait) = mpsc::channel::<()>();
         let target = this_thread();
         // A small stack of its own: it only waits and signals (and RUST_MIN_STACK, which
@@ -166,14 +169,17 @@ impl Watchdog {
             .name("lua-watchdog".into())
             .stack_size(64 << 10)
             .spawn(move || {
-                if wait.recv_timeout(limit) != Err(RecvTimeoutError::Timeout) {
-                    return;
-                }
-                expired.store(1, Ordering::Relaxed);
+                let deadline = limit.map(|l| Instant::now() + l);
                 // The target is alive until the Watchdog is dropped, which waits for this
                 // loop to end (a dropped sender disconnects the channel).
                 while wait.recv_timeout(RENUDGE) == Err(RecvTimeoutError::Timeout) {
-                    nudge(target);
+                    let late = deadline.is_some_and(|d| Instant::now() >= d);
+                    if late {
+                        expired.store(1, Ordering::Relaxed);
+                    }
+                    if late || abort.load(Ordering::Relaxed) {
+                        nudge(target);
+                    }
                 }
             });
         Ok(Watchdog {

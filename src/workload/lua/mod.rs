@@ -68,16 +68,17 @@ impl LuaWorkload {
         let kv = Kv::new(session, quanta::Clock::new(), Arc::clone(abort));
         let probe = {
             let expired = Arc::new(AtomicUsize::new(0));
-            let _watchdog = match limit.map(|l| halt::Watchdog::start(l, Arc::clone(&expired))) {
-                Some(Err(e)) => {
+            // Watched even without a limit: Ctrl-C may land on another thread.
+            let _watchdog = match halt::Watchdog::start(limit, Arc::clone(&expired), Arc::clone(abort)) {
+                Err(e) => {
                     eprintln!(
-                        "kvmark: warning: {}: cannot watch the file's top level for --load-secs ({e}); only \
-                         Ctrl-C stops it if it never returns",
+                        "kvmark: warning: {}: cannot watch the file's top level for --load-secs and Ctrl-C \
+                         ({e}); if it never returns, a second Ctrl-C ends kvmark",
                         path.display()
                     );
                     None
                 }
-                watchdog => watchdog.and_then(Result::ok),
+                Ok(w) => Some(w),
             };
             let probe = LuaState::new(&wl, kv, 1, Some(StopSignal::new(Arc::clone(&expired), 0)));
             if expired.load(Ordering::Relaxed) > 0 && probe.is_err() {
