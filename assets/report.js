@@ -281,7 +281,70 @@
     return o;
   }
 
+  // The colour of a heatmap cell: the scale of heat_color in src/plot/figure.rs.
+  var HEAT_STOPS = [
+    [0.0, [255, 245, 200]], [0.3, [253, 190, 90]], [0.55, [240, 100, 45]],
+    [0.8, [180, 30, 80]], [1.0, [70, 10, 90]],
+  ];
+  function heatColor(count, max) {
+    var t = max <= 1 ? 1 : Math.min(1, Math.max(0, Math.log(Math.max(1, count)) / Math.log(max)));
+    var i = 0;
+    while (i < HEAT_STOPS.length - 2 && HEAT_STOPS[i + 1][0] <= t) i++;
+    var a = HEAT_STOPS[i], b = HEAT_STOPS[i + 1];
+    var f = Math.min(1, Math.max(0, (t - a[0]) / (b[0] - a[0])));
+    var c = [0, 1, 2].map(function (k) { return Math.round(a[1][k] + (b[1][k] - a[1][k]) * f); });
+    return "rgb(" + c.join(",") + ")";
+  }
+
+  // A heatmap panel: columns of (bucket, count) pairs, painted in the draw hook over
+  // axes fitted by one invisible series through two corners.
+  function makeHeatmap(box, panel, width) {
+    var h = panel.heatmap;
+    var bucketY = function (b) { return Math.pow(10, b / h.per_decade); };
+    var x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity;
+    h.x.forEach(function (x, i) {
+      x0 = Math.min(x0, x[0]); x1 = Math.max(x1, x[1]);
+      for (var k = 0; k < h.counts[i].length; k += 2) {
+        y0 = Math.min(y0, bucketY(h.counts[i][k])); y1 = Math.max(y1, bucketY(h.counts[i][k] + 1));
+      }
+    });
+    var opts = {
+      width: width,
+      height: 300,
+      legend: { show: false },
+      cursor: { drag: { x: true, y: false, setScale: true }, points: { show: false } },
+      scales: { x: { time: false }, y: yScale(panel) },
+      axes: axes(panel, false),
+      series: [
+        { label: panel.x.label },
+        { label: "extent", paths: function () { return null; }, points: { show: false } },
+      ],
+      hooks: {
+        draw: [function (u) {
+          clipped(u, function (ctx) {
+            h.x.forEach(function (x, i) {
+              var xa = u.valToPos(x[0], "x", true), xb = u.valToPos(x[1], "x", true);
+              var c = h.counts[i];
+              for (var k = 0; k < c.length; k += 2) {
+                var ya = u.valToPos(bucketY(c[k]), "y", true), yb = u.valToPos(bucketY(c[k] + 1), "y", true);
+                ctx.fillStyle = heatColor(c[k + 1], h.max);
+                // Half a pixel more each way, so neighbouring cells leave no seam.
+                ctx.fillRect(Math.min(xa, xb), Math.min(ya, yb), Math.abs(xb - xa) + 0.5, Math.abs(yb - ya) + 0.5);
+              }
+            });
+          });
+        }],
+      },
+    };
+    var u = new uPlot(opts, [[x0, x1], [y0, y1]], box);
+    var entry = { u: u, engines: [] };
+    charts.push(entry);
+    status.rendered++;
+    return entry;
+  }
+
   function makeChart(box, panel, width) {
+    if (panel.heatmap && panel.heatmap.x.length) return makeHeatmap(box, panel, width);
     var category = panel.x.scale === "category";
     var kept = [];
     panel.series.forEach(function (s, i) {

@@ -92,6 +92,7 @@ fn every_figure_of_a_closed_loop_run_matches_its_data() {
         families(&m),
         [
             "engine",
+            "heatmap",
             "ingest",
             "latency",
             "percentiles",
@@ -166,6 +167,16 @@ fn every_figure_of_a_closed_loop_run_matches_its_data() {
     let hlog = parse::hlog_by_tag(&src.join("hdr/002-mixed-skiplist-t2-b1.hlog"));
     let tags: BTreeSet<String> = hlog.keys().cloned().collect();
     assert_eq!(panel_metrics(figure(&m, "percentiles-mixed-t2")), tags);
+    // The heatmap: a panel per tag, a column per interval, and every call of the
+    // log in exactly one cell.
+    let heat = figure(&m, "heatmap-mixed-t2-skiplist");
+    assert_eq!(panel_metrics(heat), tags);
+    for p in heat["panels"].as_array().unwrap() {
+        let (hist, intervals) = &hlog[p["metric"].as_str().unwrap()];
+        assert_eq!(p["heatmap"]["calls"], json!(hist.len()), "{p}");
+        assert_eq!(p["heatmap"]["columns"], json!(intervals), "{p}");
+        assert!(p["heatmap"]["cells"].as_u64().unwrap() >= *intervals as u64, "{p}");
+    }
     // Throughput and scaling: one series per engine; repeats give error bars.
     let tput = figure(&m, "throughput-mixed");
     assert_eq!(tput["panels"][0]["series"], json!(["skiplist", "sim"]));

@@ -82,6 +82,34 @@ fn the_report_page_works_offline_in_headless_chromium() {
         charts.as_u64().unwrap() >= panels as u64 - 2,
         "{charts} charts of {panels} panels"
     );
+    // Every heatmap panel is a chart.
+    let heat_panels: usize = figures(&m)
+        .iter()
+        .filter(|f| f["family"] == "heatmap")
+        .map(|f| f["panels"].as_array().unwrap().len())
+        .sum();
+    assert!(heat_panels > 0, "the fixture's logs give heatmaps");
+    let heat_charts = b
+        .eval(
+            &s,
+            "document.querySelectorAll('section[data-family=heatmap] .uplot').length",
+        )
+        .unwrap();
+    assert_eq!(heat_charts.as_u64().unwrap(), heat_panels as u64);
+    // And its cells are painted: warm pixels (red well above green) in its canvas.
+    let warm = b
+        .eval(
+            &s,
+            "(function () { var c = document.querySelector('section[data-family=heatmap] .uplot canvas'); \
+             var d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, n = 0; \
+             for (var i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && d[i] > d[i + 1] + 40) n++; \
+             return n / (c.width * c.height); })()",
+        )
+        .unwrap();
+    assert!(
+        warm.as_f64().unwrap() > 0.02,
+        "the first heatmap is not painted: {warm}"
+    );
     let tables = b
         .eval(&s, "document.querySelectorAll('table.grid tbody tr').length")
         .unwrap();

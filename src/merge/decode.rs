@@ -142,6 +142,11 @@ impl Decoder {
         Ok(total)
     }
 
+    /// The last decoded interval's non-zero buckets: (lowest value, count).
+    pub fn values(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.counts.iter().map(|(b, n)| (b.value, *n))
+    }
+
     /// Adds the last decoded interval into `into`.
     pub fn add_to(&self, into: &mut Histogram) -> Result<(), String> {
         for &(b, count) in &self.counts {

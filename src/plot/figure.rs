@@ -250,6 +250,62 @@ pub struct Panel {
     pub spans: Vec<Span>,
     /// True when the x axis is time, so the report lets the user zoom into it.
     pub zoom: bool,
+    /// A heatmap, drawn under the series.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heatmap: Option<Heatmap>,
+}
+
+/// A heatmap: columns in x, each holding counts in log-spaced y buckets. Kept as
+/// bucket numbers and counts, not rectangles, so a long run's report page stays small;
+/// the page colours them as [`heat_color`] does.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Heatmap {
+    /// Buckets per decade of y: bucket `b` spans 10^(b / per_decade) to the next.
+    pub per_decade: f64,
+    /// The largest count of any cell (the darkest colour).
+    pub max: u64,
+    /// Each column's x from and to.
+    pub x: Vec<[f64; 2]>,
+    /// Each column's non-empty buckets, flat: bucket, count, bucket, count...
+    pub counts: Vec<Vec<i64>>,
+}
+
+impl Heatmap {
+    /// Every cell: x from, x to, y from, y to, count.
+    pub fn cells(&self) -> impl Iterator<Item = (f64, f64, f64, f64, u64)> + '_ {
+        let y = |b: i64| 10f64.powf(b as f64 / self.per_decade);
+        self.x.iter().zip(&self.counts).flat_map(move |(x, c)| {
+            c.chunks_exact(2)
+                .map(move |bn| (x[0], x[1], y(bn[0]), y(bn[0] + 1), bn[1].max(0) as u64))
+        })
+    }
+}
+
+/// The colour of a heatmap cell holding `count` of at most `max`: a log scale (one
+/// slow call in a thousand must still show) from pale yellow through orange and red
+/// to a dark purple. assets/report.js's `heatColor` is the same scale.
+pub fn heat_color(count: u64, max: u64) -> String {
+    const STOPS: [(f64, [f64; 3]); 5] = [
+        (0.0, [255.0, 245.0, 200.0]),
+        (0.3, [253.0, 190.0, 90.0]),
+        (0.55, [240.0, 100.0, 45.0]),
+        (0.8, [180.0, 30.0, 80.0]),
+        (1.0, [70.0, 10.0, 90.0]),
+    ];
+    let t = if max <= 1 {
+        1.0
+    } else {
+        ((count.max(1) as f64).ln() / (max as f64).ln()).clamp(0.0, 1.0)
+    };
+    let i = STOPS
+        .iter()
+        .rposition(|(at, _)| *at <= t)
+        .unwrap_or(0)
+        .min(STOPS.len() - 2);
+    let ((a, ca), (b, cb)) = (STOPS[i], STOPS[i + 1]);
+    let f = ((t - a) / (b - a)).clamp(0.0, 1.0);
+    let c: Vec<u8> = (0..3).map(|k| (ca[k] + (cb[k] - ca[k]) * f).round() as u8).collect();
+    format!("#{:02x}{:02x}{:02x}", c[0], c[1], c[2])
 }
 
 impl Panel {
@@ -266,6 +322,7 @@ impl Panel {
             vlines: Vec::new(),
             spans: Vec::new(),
             zoom: false,
+            heatmap: None,
         }
     }
 
@@ -286,7 +343,7 @@ pub const PANEL_H: u32 = 360;
 pub struct Figure {
     /// File name without the extension, unique in the output directory.
     pub name: String,
-    /// The family (throughput, scaling, batch, latency, percentiles, timeline,
+    /// The family (throughput, scaling, batch, latency, percentiles, heatmap, timeline,
     /// connections, pipeline, system, engine, ingest, rate, epochs).
     pub family: &'static str,
     /// The title: workload, engine, threads, batch as they apply.

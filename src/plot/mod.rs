@@ -199,7 +199,8 @@ fn write_figures(figs: &[Figure], out: &Path, format: Format) -> Result<Vec<Path
 }
 
 /// `figures.json`: every figure's file, family, title and panels (with the metric
-/// each plots and its series), so scripts and tests can check what was drawn.
+/// each plots and its series; a heatmap's panel also its columns, cells and the
+/// calls they hold), so scripts and tests can check what was drawn.
 pub fn manifest_json(figs: &[Figure], format: Format, runs: &[RunData], notes: &[String]) -> Value {
     let figures: Vec<Value> = figs
         .iter()
@@ -214,7 +215,15 @@ pub fn manifest_json(figs: &[Figure], format: Format, runs: &[RunData], notes: &
                         .filter(|s| !s.is_empty())
                         .map(|s| s.label.as_str())
                         .collect();
-                    json!({ "title": p.title, "metric": p.metric, "series": series })
+                    let mut panel = json!({ "title": p.title, "metric": p.metric, "series": series });
+                    if let Some(h) = &p.heatmap {
+                        panel["heatmap"] = json!({
+                            "columns": h.x.len(),
+                            "cells": h.cells().count(),
+                            "calls": h.cells().map(|c| c.4).sum::<u64>(),
+                        });
+                    }
+                    panel
                 })
                 .collect();
             json!({

@@ -10,7 +10,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::axis::AxisMap;
-use super::figure::{Dash, Figure, Mark, PANEL_H, PANEL_W, Panel, Scale, Series, Shape, Unit};
+use super::figure::{Dash, Figure, Mark, PANEL_H, PANEL_W, Panel, Scale, Series, Shape, Unit, heat_color};
 use super::palette::rgb;
 
 const TITLE_H: u32 = 40;
@@ -188,6 +188,9 @@ fn extent(panel: &Panel, y: bool) -> Vec<f64> {
     if !y {
         v.extend(panel.spans.iter().flat_map(|s| [s.from, s.to]));
         v.extend(panel.vlines.iter().map(|l| l.x));
+        v.extend(panel.heatmap.iter().flat_map(|h| h.cells()).flat_map(|c| [c.0, c.1]));
+    } else {
+        v.extend(panel.heatmap.iter().flat_map(|h| h.cells()).flat_map(|c| [c.2, c.3]));
     }
     v
 }
@@ -246,6 +249,14 @@ fn draw_panel(area: &Area<'_>, panel: &Panel, width: u32) -> Result<(), Err> {
         let style = (FONT, 11).into_font().color(&RGBColor(90, 90, 90));
         chart
             .draw_series(std::iter::once(Text::new(s.label.clone(), (s.from, yhi), style)))
+            .map_err(e)?;
+    }
+    if let Some(h) = &panel.heatmap {
+        chart
+            .draw_series(h.cells().map(|c| {
+                let fill = color(&heat_color(c.4, h.max)).filled();
+                Rectangle::new([(c.0, ymap.clamp(c.2)), (c.1, ymap.clamp(c.3))], fill)
+            }))
             .map_err(e)?;
     }
     for s in &panel.series {

@@ -1,5 +1,6 @@
 //! The histogram logs under `hdr/`: each point's intervals merged per tag into the
-//! point's exact histograms, for the percentile spectrum.
+//! point's exact histograms, for the percentile spectrum, and kept per interval in
+//! coarse latency buckets, for the heatmap.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,6 +22,30 @@ pub struct Hlog {
     pub header: BTreeMap<String, String>,
     /// Tag (`<phase>.<op>` or `<phase>.<op>.response`) to the merge of its intervals.
     pub tags: BTreeMap<String, Histogram<u64>>,
+    /// Tag to its intervals in time order, each in [`HEAT_PER_DECADE`] buckets a
+    /// decade (the heatmap's cells).
+    pub columns: BTreeMap<String, Vec<Column>>,
+}
+
+/// Latency buckets per decade in a heatmap column: fine enough to show a second
+/// mode, coarse enough that an interval's few hundred samples fill its cells.
+pub const HEAT_PER_DECADE: f64 = 5.0;
+
+/// One interval of one tag in heatmap buckets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    /// Start, seconds after the log's first interval began.
+    pub start_s: f64,
+    /// End, in the same seconds.
+    pub end_s: f64,
+    /// (bucket, count) for each non-empty bucket, in bucket order: bucket `b` holds
+    /// latencies from 10^(b / HEAT_PER_DECADE) ns up to the next bucket's start.
+    pub counts: Vec<(i32, u64)>,
+}
+
+/// The heatmap bucket of a latency in nanoseconds.
+pub fn heat_bucket(ns: u64) -> i32 {
+    ((ns.max(1) as f64).log10() * HEAT_PER_DECADE).floor() as i32
 }
 
 impl Hlog {
@@ -41,6 +66,8 @@ impl Hlog {
             .map(parse_header)
             .unwrap_or_default();
         let mut tags: BTreeMap<String, Histogram<u64>> = BTreeMap::new();
+        let mut columns: BTreeMap<String, Vec<Column>> = BTreeMap::new();
+        let mut first_start: Option<f64> = None;
         // Each interval's counts are added straight into the tag's histogram: the
         // crate's deserializer allocates and zeroes a full histogram per interval.
         let mut dec = Decoder::default();
@@ -66,6 +93,22 @@ impl Hlog {
                 break;
             }
             let tag = interval.tag().map_or("run.all", |t| t.as_str());
+            let start = interval.start_timestamp().as_secs_f64();
+            let origin = *first_start.get_or_insert(start);
+            let mut counts: Vec<(i32, u64)> = Vec::new();
+            for (value, n) in dec.values() {
+                let b = heat_bucket(value);
+                match counts.iter_mut().find(|(c, _)| *c == b) {
+                    Some((_, total)) => *total += n,
+                    None => counts.push((b, n)),
+                }
+            }
+            counts.sort_unstable();
+            columns.entry(tag.to_string()).or_default().push(Column {
+                start_s: start - origin,
+                end_s: start - origin + interval.duration().as_secs_f64(),
+                counts,
+            });
             if !tags.contains_key(tag) {
                 tags.insert(tag.to_string(), Histogram::new(3).map_err(|e| format!("{e:?}"))?);
             }
@@ -82,6 +125,7 @@ impl Hlog {
             path: path.to_path_buf(),
             header,
             tags,
+            columns,
         })
     }
 }

@@ -1,7 +1,7 @@
 //! The figure families, each building [`Figure`]s from the loaded result
 //! directories: [`summary`] (throughput bars, scalability, batch amortization,
-//! latency against target rate), [`latency`] (per-kind percentiles and the
-//! percentile spectrum), [`timeline`] (per-point timelines, the system figure,
+//! latency against target rate), [`latency`] (per-kind percentiles, the
+//! percentile spectrum and the latency heatmap), [`timeline`] (per-point timelines, the system figure,
 //! engine internals, the ingest curve) and [`epochs`] (growing values).
 
 pub mod epochs;
@@ -114,6 +114,7 @@ pub fn all(ctx: &Ctx<'_>) -> Vec<Figure> {
     out.extend(summary::batch(ctx));
     out.extend(latency::summary(ctx));
     out.extend(latency::spectrum(ctx));
+    out.extend(latency::heatmap(ctx));
     out.extend(summary::rate(ctx));
     out.extend(timeline::per_point(ctx));
     out.extend(timeline::system(ctx));
