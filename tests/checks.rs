@@ -120,7 +120,9 @@ fn a_run_whose_throughput_falls_is_not_stationary_and_a_paced_one_is() {
     )
     .unwrap();
     let slowing = slowing.to_str().unwrap();
-    let base = ["--threads", "1", "--secs", "2", "--timeline", "0.1"];
+    // 4 s gives 40 intervals: at 2 s (20), stress-ng's time slicing left the fall
+    // short of p < 0.001 in 1 run of 4.
+    let base = ["--threads", "1", "--secs", "4", "--timeline", "0.1"];
     let mut args = base.to_vec();
     args.push(slowing);
     let (code, console, point) = run(&args);

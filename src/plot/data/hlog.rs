@@ -43,6 +43,19 @@ pub struct Column {
     pub counts: Vec<(i32, u64)>,
 }
 
+/// (bucket, count) pairs summed per bucket, in bucket order.
+pub fn bucket_counts(pairs: impl IntoIterator<Item = (i32, u64)>) -> Vec<(i32, u64)> {
+    let mut counts: Vec<(i32, u64)> = Vec::new();
+    for (b, n) in pairs {
+        match counts.iter_mut().find(|(c, _)| *c == b) {
+            Some((_, total)) => *total += n,
+            None => counts.push((b, n)),
+        }
+    }
+    counts.sort_unstable();
+    counts
+}
+
 /// The heatmap bucket of a latency in nanoseconds.
 pub fn heat_bucket(ns: u64) -> i32 {
     ((ns.max(1) as f64).log10() * HEAT_PER_DECADE).floor() as i32
@@ -95,15 +108,7 @@ impl Hlog {
             let tag = interval.tag().map_or("run.all", |t| t.as_str());
             let start = interval.start_timestamp().as_secs_f64();
             let origin = *first_start.get_or_insert(start);
-            let mut counts: Vec<(i32, u64)> = Vec::new();
-            for (value, n) in dec.values() {
-                let b = heat_bucket(value);
-                match counts.iter_mut().find(|(c, _)| *c == b) {
-                    Some((_, total)) => *total += n,
-                    None => counts.push((b, n)),
-                }
-            }
-            counts.sort_unstable();
+            let counts = bucket_counts(dec.values().map(|(value, n)| (heat_bucket(value), n)));
             columns.entry(tag.to_string()).or_default().push(Column {
                 start_s: start - origin,
                 end_s: start - origin + interval.duration().as_secs_f64(),

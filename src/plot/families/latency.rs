@@ -240,14 +240,7 @@ fn merge_columns(columns: &[Column], max: usize) -> Vec<Column> {
     columns
         .chunks(per)
         .map(|group| {
-            let mut counts: Vec<(i32, u64)> = Vec::new();
-            for &(b, n) in group.iter().flat_map(|c| c.counts.iter()) {
-                match counts.iter_mut().find(|(c, _)| *c == b) {
-                    Some((_, total)) => *total += n,
-                    None => counts.push((b, n)),
-                }
-            }
-            counts.sort_unstable();
+            let counts = hlog::bucket_counts(group.iter().flat_map(|c| c.counts.iter().copied()));
             Column {
                 start_s: group[0].start_s,
                 end_s: group[group.len() - 1].end_s,
