@@ -88,6 +88,7 @@ fn write_segment(dir: &Path, segment: Segment, seconds: usize) {
         scale: Some(ScaleInfo {
             segment,
             start_at_unix_ns: Some((START * 1e9) as u64),
+            job: None,
             host: format!("client{}", segment.index),
             clock_sync: "kernel: synchronised".to_string(),
             shared_tag: Some("s16_bench".to_string()),

@@ -573,6 +573,7 @@ pub fn run_info(plan: &Plan) -> RunInfo {
         scale: (plan.segment.is_part() || plan.start_at.is_some()).then(|| crate::report::ScaleInfo {
             segment: plan.segment,
             start_at_unix_ns: plan.start_at.map(crate::run::segment::unix_ns),
+            job: plan.job.clone(),
             host: probe::system::hostname().unwrap_or_else(|| "unknown".to_string()),
             clock_sync: probe::clocksync::clock_sync(),
             shared_tag: plan.shared_tag(),

@@ -566,13 +566,27 @@ fn mpirun() -> Option<PathBuf> {
     found
 }
 
+/// mpirun starting three kvmark segments (`--segment auto`) against the Redis at `url`;
+/// the caller adds kvmark's other arguments.
+#[cfg(feature = "redis")]
+fn mpirun_segments(mpirun: &Path, url: &str) -> Command {
+    let mut cmd = Command::new(mpirun);
+    cmd.args(["--oversubscribe", "-np", "3"])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("KVMARK_REDIS_URL", url)
+        .arg(env!("CARGO_BIN_EXE_kvmark"))
+        .args(["--segment", "auto"])
+        .current_dir(root());
+    cmd
+}
+
 #[cfg(feature = "redis")]
 #[test]
 fn mpirun_starts_three_segments_against_redis_and_they_merge_exactly() {
-    if !redis_ready() {
+    let Some(mpirun) = redis_ready().then(mpirun).flatten() else {
         return;
-    }
-    let Some(mpirun) = mpirun() else { return };
+    };
     let d = tempfile::tempdir().unwrap();
     let parent = d.path().join("segments");
     let start = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + 4;
@@ -580,25 +594,17 @@ fn mpirun_starts_three_segments_against_redis_and_they_merge_exactly() {
     let url = std::env::var("KVMARK_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_string());
     let wl = workload("segment_keys.lua");
     let bench = [&["--backend", "redis"][..], &SEGMENT_BENCH].concat();
-    let mut cmd = Command::new(mpirun);
-    cmd.args(["--oversubscribe", "-np", "3"])
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .env("KVMARK_REDIS_URL", &url)
-        .arg(env!("CARGO_BIN_EXE_kvmark"))
-        .args([
-            "--segment",
-            "auto",
-            "--start-at",
-            &start,
-            "--threads",
-            "2",
-            "--report-dir",
-            parent.to_str().unwrap(),
-        ])
-        .args(&bench)
-        .arg(&wl)
-        .current_dir(root());
+    let mut cmd = mpirun_segments(&mpirun, &url);
+    cmd.args([
+        "--start-at",
+        &start,
+        "--threads",
+        "2",
+        "--report-dir",
+        parent.to_str().unwrap(),
+    ])
+    .args(&bench)
+    .arg(&wl);
     let o = cmd.output().expect("run mpirun");
     ok(&o);
     let dirs = report_dirs(&parent);
@@ -632,6 +638,188 @@ fn mpirun_starts_three_segments_against_redis_and_they_merge_exactly() {
     let single = keys_of(format!("kvmark_redis_{pid}_"));
     assert!(single.len() > 3000, "{} keys", single.len());
     assert_eq!(shared, single, "the segments inserted one process's keys");
+}
+
+/// The launcher variables a job identity is read from, removed so a test's segments
+/// see only the ones it sets.
+const LAUNCHER_VARS: [&str; 8] = [
+    "KVMARK_JOB_ID",
+    "PMIX_NAMESPACE",
+    "OMPI_MCA_ess_base_jobid",
+    "SLURM_JOB_ID",
+    "SLURM_STEP_ID",
+    "JOB_COMPLETION_INDEX",
+    "OMPI_COMM_WORLD_RANK",
+    "SLURM_PROCID",
+];
+
+/// kvmark with `args`, its output captured, no launcher variables but `env`.
+#[cfg(feature = "redis")]
+fn segment_command(env: &[(&str, &str)], args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kvmark"));
+    for v in LAUNCHER_VARS {
+        cmd.env_remove(v);
+    }
+    cmd.envs(env.iter().copied())
+        .args(args)
+        .current_dir(root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    cmd
+}
+
+/// The arrivals (Unix ns) the segments of run `tag` wrote where they met on Redis,
+/// by segment; the meeting's and the shared namespaces' keys are removed.
+#[cfg(feature = "redis")]
+fn met_at_redis(url: &str, tag: &str) -> BTreeMap<String, u64> {
+    let mut c = redis::Client::open(url).unwrap().get_connection().unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("kvmark_redis_{tag}_meet:*"))
+        .query(&mut c)
+        .unwrap();
+    let mut arrivals = BTreeMap::new();
+    for k in &keys {
+        let v: String = redis::cmd("GET").arg(k).query(&mut c).unwrap();
+        arrivals.insert(k.split_once(':').unwrap().1.to_string(), v.parse().unwrap());
+    }
+    let all: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("kvmark_redis_{tag}_*"))
+        .query(&mut c)
+        .unwrap();
+    if !all.is_empty() {
+        let _: () = redis::cmd("DEL").arg(&all).query(&mut c).unwrap();
+    }
+    arrivals
+}
+
+/// The start of the first timed phase each of `dirs` ran (Unix ns).
+fn first_timed_starts(dirs: &[PathBuf]) -> Vec<u64> {
+    dirs.iter()
+        .map(|d| {
+            read_json(&d.join("results.json"))["points"][0]["repeats"][0]["phases"][0]["start_unix_ns"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect()
+}
+
+#[cfg(feature = "redis")]
+#[test]
+fn mpirun_segments_without_a_start_meet_at_redis_and_merge_exactly() {
+    let Some(mpirun) = redis_ready().then(mpirun).flatten() else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let parent = d.path().join("segments");
+    let url = std::env::var("KVMARK_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_string());
+    let mut cmd = mpirun_segments(&mpirun, &url);
+    for v in LAUNCHER_VARS {
+        cmd.env_remove(v);
+    }
+    cmd.args(["--backend", "redis", "--threads", "2", "--report-dir"])
+        .arg(&parent)
+        .args(SEGMENT_BENCH)
+        .arg(workload("segment_keys.lua"));
+    let o = cmd.output().expect("run mpirun");
+    let said = ok(&o);
+    let dirs = report_dirs(&parent);
+    assert_eq!(dirs.len(), 3, "one report directory per segment\n{said}");
+    let merged = merge_and_check(&dirs, &d.path().join("merged"));
+    assert_eq!(merged["points"][0]["repeats"][0]["units"].as_u64(), Some(6000));
+
+    // Every segment took the same job from mpirun, and so the same namespace.
+    let runs: Vec<Value> = dirs
+        .iter()
+        .map(|d| read_json(&d.join("results.json"))["run"].clone())
+        .collect();
+    let jobs: BTreeSet<String> = runs.iter().map(|r| r["scale"]["job"].to_string()).collect();
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    let from = runs[0]["scale"]["job"]["from"].as_str().unwrap();
+    assert!(from == "PMIX_NAMESPACE" || from == "OMPI_MCA_ess_base_jobid", "{from}");
+    assert!(runs.iter().all(|r| r["scale"]["start_at_unix_ns"].is_null()));
+    let tag = runs[0]["scale"]["shared_tag"].as_str().unwrap().to_string();
+    // Each wrote its arrival where they met; none began its timed phase before the
+    // last had arrived and the margin had passed.
+    let arrivals = met_at_redis(&url, &tag);
+    assert_eq!(
+        arrivals.keys().cloned().collect::<Vec<_>>(),
+        ["arrived/00000", "arrived/00001", "arrived/00002"]
+    );
+    let last = *arrivals.values().max().unwrap();
+    for start in first_timed_starts(&dirs) {
+        assert!(start >= last + 2_000_000_000, "started at {start}, last arrival {last}");
+    }
+}
+
+#[cfg(feature = "redis")]
+#[test]
+fn a_segment_waits_for_a_late_one_and_a_reused_or_missing_job_is_refused() {
+    if !redis_ready() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let url = std::env::var("KVMARK_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_string());
+    let job = format!("kvmark-test-{}-{}", std::process::id(), d.path().display());
+    let wl = workload("segment_keys.lua");
+    let segment = |i: usize| {
+        let dir = d.path().join(format!("seg{i}"));
+        let label = format!("{i}/2");
+        let args = [
+            &["--segment", label.as_str(), "--backend", "redis", "--threads", "1"][..],
+            &["--report-dir", dir.to_str().unwrap()],
+            &SEGMENT_BENCH,
+            &[wl.as_str()],
+        ]
+        .concat();
+        segment_command(&[("KVMARK_JOB_ID", &job), ("KVMARK_REDIS_URL", &url)], &args)
+    };
+    let first = segment(0).spawn().unwrap();
+    // The second segment starts a second later: the first must wait for it.
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let second_started = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64;
+    let second = segment(1).spawn().unwrap();
+    let (o0, o1) = (first.wait_with_output().unwrap(), second.wait_with_output().unwrap());
+    ok(&o1);
+    let said = ok(&o0);
+    assert!(
+        String::from_utf8_lossy(&o0.stderr).contains("of job kvmark-test-"),
+        "{said}\n{}",
+        String::from_utf8_lossy(&o0.stderr)
+    );
+    let dirs = [report_dirs(&d.path().join("seg0")), report_dirs(&d.path().join("seg1"))].concat();
+    let starts = first_timed_starts(&dirs);
+    assert!(
+        starts[0] > second_started,
+        "segment 0 began at {} before segment 1 was started",
+        starts[0]
+    );
+    merge_and_check(&dirs, &d.path().join("merged"));
+
+    // The same job again: the meeting place already holds segment 0's arrival.
+    let again = segment(0).output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&again.stdout),
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert_eq!(again.status.code(), Some(1), "{said}");
+    for w in ["already holds segment 0/2's arrival", "KVMARK_JOB_ID=NAME"] {
+        assert!(said.contains(w), "'{w}' not in: {said}");
+    }
+    let tag = read_json(&dirs[0].join("results.json"))["run"]["scale"]["shared_tag"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(met_at_redis(&url, &tag).len(), 2);
+
+    // No launcher and no --start-at: refused before anything runs.
+    let alone = segment_command(
+        &[("KVMARK_REDIS_URL", &url)],
+        &["--segment", "0/2", "--backend", "redis", "--ops", "10", &wl],
+    )
+    .output()
+    .unwrap();
+    failed_with(&alone, 2, &["--start-at TIME", "KVMARK_JOB_ID=NAME", "redis"]);
 }
 
 /// The manifest as Kubernetes would read it (parsed only: no cluster runs it here).
@@ -682,7 +870,19 @@ fn the_indexed_job_manifest_declares_one_segment_per_completion_index() {
         n,
         "the segment count is the Job's completions"
     );
-    assert!(words.iter().any(|w| w == "--start-at"), "{words:?}");
+    // The pods start together: at --start-at, or where they meet on the server under
+    // the Job's uid, which every pod of one Job shares and no other Job has.
+    let job_id = container["env"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"].as_str() == Some("KVMARK_JOB_ID"))
+        .and_then(|e| e["valueFrom"]["fieldRef"]["fieldPath"].as_str());
+    assert!(
+        words.iter().any(|w| w == "--start-at")
+            || job_id == Some("metadata.labels['batch.kubernetes.io/controller-uid']"),
+        "{words:?} {job_id:?}"
+    );
     let dir = after("--report-dir");
     let mounts = container["volumeMounts"].as_sequence().unwrap();
     assert!(

@@ -309,7 +309,7 @@ impl RunArgs {
             Some(list) => ProbeSet::parse(list).map_err(|e| self.refused_flag("probe", e))?,
             None => ProbeSet::ALL,
         };
-        let (segment, start_at) = self.scale_out(&engines, &epochs, &open_loop.slo)?;
+        let (segment, start_at, job) = self.scale_out(&engines, &epochs, &open_loop.slo)?;
         let mut paths = self.workloads.clone();
         paths.extend(self.ycsb_file.iter().cloned());
         let open_one = |p: &std::path::Path| {
@@ -380,6 +380,7 @@ impl RunArgs {
             verify,
             segment,
             start_at,
+            job,
             pin: self.pin && !self.no_pin,
             ycsb,
         })

@@ -7,20 +7,22 @@ use super::RunArgs;
 use super::plan::UsageError;
 use crate::engine::EngineInfo;
 use crate::result::slo::Slo;
-use crate::run::segment::{self, Segment};
+use crate::run::segment::{self, Job, Segment};
 use crate::workload::epochs::EpochFlags;
 
 impl RunArgs {
-    /// The segment this process runs and the common start, if any. Refuses what a
+    /// The segment this process runs, the common start if given, and the launcher's
+    /// job identity where a server engine's segments meet without one. Refuses what a
     /// segment cannot share out (epochs, whose dumps are one process's; an SLO search,
     /// whose probes each process would choose alone) and a server engine's segments
-    /// without a common start, which also names the namespace they share.
+    /// with neither a common start nor a job identity, one of which names the
+    /// namespace they share.
     pub(super) fn scale_out(
         &self,
         engines: &[&'static EngineInfo],
         epochs: &EpochFlags,
         slo: &Option<Slo>,
-    ) -> Result<(Segment, Option<SystemTime>), UsageError> {
+    ) -> Result<(Segment, Option<SystemTime>, Option<Job>), UsageError> {
         let env = |name: &str| std::env::var(name).ok();
         let seg = match &self.segment {
             Some(text) => {
@@ -43,7 +45,7 @@ impl RunArgs {
             None => None,
         };
         if !seg.is_part() {
-            return Ok((seg, start_at));
+            return Ok((seg, start_at, None));
         }
         if epochs.count.is_some() {
             return Err(self.together(
@@ -57,19 +59,24 @@ impl RunArgs {
                 "--segment cannot search for an SLO rate (each segment would choose its own); give the rate with --rate",
             ));
         }
-        if start_at.is_none()
-            && let Some(e) = engines.iter().find(|e| e.storage.server().is_some())
-        {
-            return Err(self.together(
-                &["segment", "backend"],
-                format!(
-                    "--segment {} on server engine {}: give --start-at TIME too (the segments' common start, which \
-                     also names the namespace they share on the server)",
-                    seg.label(),
-                    e.name
-                ),
-            ));
-        }
-        Ok((seg, start_at))
+        let server = engines.iter().find(|e| e.storage.server().is_some());
+        let job = match (start_at, server) {
+            (None, Some(e)) => match Job::from_env(&env) {
+                Some(job) => Some(job),
+                None => {
+                    return Err(self.together(
+                        &["segment", "backend"],
+                        format!(
+                            "--segment {} on server engine {}: the segments need a common start, which also names                              the namespace they share: give --start-at TIME, or start them under a launcher that                              names the job (mpirun, srun, a Kubernetes Indexed Job) or with {}=NAME set alike in                              every segment, and they meet at the server",
+                            seg.label(),
+                            e.name,
+                            segment::JOB_ENV
+                        ),
+                    ));
+                }
+            },
+            _ => None,
+        };
+        Ok((seg, start_at, job))
     }
 }

@@ -179,6 +179,12 @@ pub fn shared_namespace(engine: &str, tag: &str) -> String {
     format!("kvmark_{}_{}_{n}", identifier(engine), identifier(tag))
 }
 
+/// Where the segments of a scaled-out run tagged `tag` meet for their common start
+/// on `engine`'s server (`run::meet`): one name per run, beside its shared namespaces.
+pub fn meeting_namespace(engine: &str, tag: &str) -> String {
+    format!("kvmark_{}_{}_meet", identifier(engine), identifier(tag))
+}
+
 /// `name` as identifier characters: lower-case letters, digits and underscores, at
 /// most 12.
 fn identifier(name: &str) -> String {

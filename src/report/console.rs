@@ -78,9 +78,11 @@ impl Sink for Console {
                 "segment: {} on {}{}  clock: {}",
                 s.segment.label(),
                 s.host,
-                s.start_at_unix_ns
-                    .map(|ns| format!("  start at: {:.3} (Unix s)", ns as f64 / 1e9))
-                    .unwrap_or_default(),
+                match (s.start_at_unix_ns, &s.job) {
+                    (Some(ns), _) => format!("  start at: {:.3} (Unix s)", ns as f64 / 1e9),
+                    (None, Some(job)) => format!("  job: {}, start met at the server", job.describe()),
+                    (None, None) => String::new(),
+                },
                 s.clock_sync
             )?;
         }

@@ -374,6 +374,7 @@ pub fn run_info(info: &RunInfo) -> Value {
             "segment": s.segment.index,
             "segments": s.segment.count,
             "start_at_unix_ns": s.start_at_unix_ns,
+            "job": s.job.as_ref().map(|j| json!({ "id": j.id, "from": j.from })),
             "host": s.host,
             "clock_sync": s.clock_sync,
             "shared_tag": s.shared_tag,

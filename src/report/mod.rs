@@ -101,6 +101,9 @@ pub struct ScaleInfo {
     pub segment: Segment,
     /// `--start-at`, Unix time in nanoseconds.
     pub start_at_unix_ns: Option<u64>,
+    /// Without `--start-at` on a server engine: the launcher's job identity, which
+    /// names the shared namespace and where the segments meet for their common start.
+    pub job: Option<crate::run::segment::Job>,
     /// The host it ran on.
     pub host: String,
     /// The clock's synchronisation state when the run started.

@@ -8,6 +8,7 @@ use std::sync::atomic::AtomicBool;
 
 use quanta::Clock;
 
+use super::meet::Meeting;
 use super::observer::Observer;
 use super::runner::{Runner, Shared};
 use super::{Plan, Sampling, epochs, slo};
@@ -56,6 +57,16 @@ pub fn execute(plan: &Plan, observer: &dyn Observer, abort: &Arc<AtomicBool>) ->
         let epochs = plan.epochs.resolve(wl.as_ref());
         for engine in &plan.engines {
             let options = plan.engine_options.get(engine.name).cloned().unwrap_or_default();
+            let meeting = match (&plan.job, plan.start_at, plan.shared_tag()) {
+                (Some(job), None, Some(tag)) if engine.storage.server().is_some() => Some(Meeting::new(
+                    engine,
+                    &options,
+                    crate::engine::storage::meeting_namespace(engine.name, &tag),
+                    plan.segment,
+                    job.clone(),
+                )),
+                _ => None,
+            };
             let runner = Runner {
                 plan,
                 wl: wl.as_ref(),
@@ -65,6 +76,7 @@ pub fn execute(plan: &Plan, observer: &dyn Observer, abort: &Arc<AtomicBool>) ->
                 abort,
                 sampling,
                 seq: &seq,
+                meeting: meeting.as_ref(),
             };
             let mut shared: Option<Result<Shared, String>> = None;
             for (si, sweep) in sweep_values.iter().enumerate() {

@@ -18,6 +18,7 @@ pub mod crew;
 pub mod epochs;
 mod grid;
 pub mod live;
+pub mod meet;
 pub mod observer;
 pub mod pin;
 mod plan;

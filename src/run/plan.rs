@@ -77,6 +77,10 @@ pub struct Plan {
     pub segment: Segment,
     /// Every segment's first timed phase starts at this absolute time (`--start-at`).
     pub start_at: Option<SystemTime>,
+    /// A server engine's segments without `--start-at`: the launcher's job identity,
+    /// which names their shared namespace and where they meet for a common start
+    /// ([`crate::run::meet`]).
+    pub job: Option<crate::run::segment::Job>,
     /// Pin each worker thread to one CPU (`--pin`).
     pub pin: bool,
     /// YCSB's `-p` properties and phase flags, for the replay config.
@@ -85,15 +89,20 @@ pub struct Plan {
 
 impl Plan {
     /// A scaled-out run's name for what its segments share (a server engine's
-    /// namespace): the segment count, the seed and the common start, so the segments
-    /// of one run agree on it and another run's differ. None for a whole run.
+    /// namespace): the segment count, the seed and the common start (or, without one,
+    /// the job identity), so the segments of one run agree on it and another run's
+    /// differ. None for a whole run.
     pub fn shared_tag(&self) -> Option<String> {
+        use crate::workload::spec::strings::mix64;
         if !self.segment.is_part() {
             return None;
         }
-        let start = self.start_at.map_or(0, crate::run::segment::unix_ns);
-        let mixed =
-            crate::workload::spec::strings::mix64(self.params.seed ^ crate::workload::spec::strings::mix64(start));
+        let start = match (self.start_at, &self.job) {
+            (Some(at), _) => crate::run::segment::unix_ns(at),
+            (None, Some(job)) => job.id.bytes().fold(0x6a6f62, |h, b| mix64(h ^ u64::from(b))),
+            (None, None) => 0,
+        };
+        let mixed = mix64(self.params.seed ^ mix64(start));
         Some(format!("s{}_{:08x}", self.segment.count, mixed as u32))
     }
 

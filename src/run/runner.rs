@@ -6,8 +6,9 @@ use std::sync::atomic::AtomicBool;
 
 use quanta::Clock;
 
-use super::crew::{self, Crew, CrewEnd, Step};
+use super::crew::{self, Crew, CrewEnd, Start, Step};
 use super::grid::Cell;
+use super::meet::Meeting;
 use super::progress::Progress;
 use super::sampler::SamplerCtx;
 use super::store::OpenStore;
@@ -36,6 +37,9 @@ pub(in crate::run) struct Runner<'a> {
     pub(in crate::run) sampling: Option<Sampling<'a>>,
     /// Measurements numbered so far in the run.
     pub(in crate::run) seq: &'a std::cell::Cell<usize>,
+    /// Where a server engine's segments meet for their common start, when no
+    /// `--start-at` gives it.
+    pub(in crate::run) meeting: Option<&'a Meeting<'a>>,
 }
 
 /// Which measurement a crew samples: its point key, point number and repeat.
@@ -95,7 +99,7 @@ impl Runner<'_> {
             value_sizes: None,
             verify: store.verify.as_ref(),
             segment: self.plan.segment,
-            start_at: None,
+            start: None,
         }
     }
 
@@ -115,10 +119,12 @@ impl Runner<'_> {
             warmup: self.plan.warmup,
             // Only the run's first measurement waits for the common start: later ones
             // follow it in every segment alike.
-            start_at: self
-                .plan
-                .start_at
-                .filter(|_| sample_as.seq == 1 && sample_as.repeat == 1),
+            start: match (self.plan.start_at, self.meeting) {
+                _ if (sample_as.seq, sample_as.repeat) != (1, 1) => None,
+                (Some(at), _) => Some(Start::At(at)),
+                (None, Some(meeting)) => Some(Start::Meet(meeting)),
+                (None, None) => None,
+            },
             ..self.crew(store, cell, sample_as)
         }
     }

@@ -39,6 +39,69 @@ const LAUNCHERS: [(&str, Option<&str>, &str); 4] = [
 /// the index (a Kubernetes Indexed Job), unless `--segment-count` says it.
 pub const COUNT_ENV: &str = "KVMARK_SEGMENT_COUNT";
 
+/// A job identity given by hand, for any launcher (it wins over the launchers' own).
+pub const JOB_ENV: &str = "KVMARK_JOB_ID";
+
+/// What every segment of one launch shares and another launch does not: the name
+/// of the job (one `mpirun`, one Slurm step, one Kubernetes Job), which names a
+/// server engine's shared namespace and the place where the segments meet when no
+/// `--start-at` is given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    /// The identity as the launcher gives it.
+    pub id: String,
+    /// Where it came from: the variable (or variables) read.
+    pub from: String,
+}
+
+impl Job {
+    /// Reads the job identity of the launcher that started this process: `KVMARK_JOB_ID`,
+    /// then PMIx's namespace (Open MPI 4 and later, Slurm with PMIx), Open MPI's job id,
+    /// Slurm's job and step ids, and a Kubernetes Indexed Job's name (its pods are
+    /// named JOB-INDEX-SUFFIX). None when no launcher gives one.
+    pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Option<Job> {
+        let set = |name: &str| env(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        let job = |id: String, from: &str| {
+            Some(Job {
+                id,
+                from: from.to_string(),
+            })
+        };
+        if let Some(id) = set(JOB_ENV) {
+            return job(id, JOB_ENV);
+        }
+        if let Some(id) = set("PMIX_NAMESPACE") {
+            return job(id, "PMIX_NAMESPACE");
+        }
+        if let Some(id) = set("OMPI_MCA_ess_base_jobid") {
+            return job(id, "OMPI_MCA_ess_base_jobid");
+        }
+        if let Some(id) = set("SLURM_JOB_ID") {
+            // Each srun in one allocation is a step of its own, and a run of its own.
+            return match set("SLURM_STEP_ID") {
+                Some(step) => job(format!("{id}.{step}"), "SLURM_JOB_ID and SLURM_STEP_ID"),
+                None => job(id, "SLURM_JOB_ID"),
+            };
+        }
+        if let (Some(index), Some(pod)) = (set("JOB_COMPLETION_INDEX"), set("HOSTNAME")) {
+            let mut parts = pod.rsplitn(3, '-');
+            let (_suffix, pod_index, name) = (parts.next(), parts.next(), parts.next());
+            if let (Some(pod_index), Some(name)) = (pod_index, name)
+                && pod_index == index
+                && !name.is_empty()
+            {
+                return job(name.to_string(), "the Indexed Job's pod name (HOSTNAME)");
+            }
+        }
+        None
+    }
+
+    /// "154992641 (from PMIX_NAMESPACE)".
+    pub fn describe(&self) -> String {
+        format!("{} (from {})", self.id, self.from)
+    }
+}
+
 impl Segment {
     /// The whole run: one process.
     pub const WHOLE: Segment = Segment { index: 0, count: 1 };
@@ -258,6 +321,32 @@ mod tests {
         assert!(err(&[("PMI_RANK", "x"), ("PMI_SIZE", "3")], None).contains("not a whole number"));
         assert!(err(&[("JOB_COMPLETION_INDEX", "1")], None).contains(COUNT_ENV));
         assert!(err(&[("OMPI_COMM_WORLD_RANK", "1"), ("OMPI_COMM_WORLD_SIZE", "3")], Some(4)).contains("disagree"));
+    }
+
+    #[test]
+    fn the_job_identity_comes_from_each_launcher() {
+        let id = |pairs: &[(&str, &str)]| Job::from_env(&env_of(pairs)).map(|j| (j.id, j.from));
+        assert_eq!(id(&[]), None);
+        assert_eq!(
+            id(&[("PMIX_NAMESPACE", "1549926"), ("OMPI_MCA_ess_base_jobid", "77")]),
+            Some(("1549926".into(), "PMIX_NAMESPACE".into()))
+        );
+        assert_eq!(
+            id(&[(JOB_ENV, "mine"), ("SLURM_JOB_ID", "12")]).unwrap().0,
+            "mine",
+            "given by hand, it wins"
+        );
+        assert_eq!(id(&[("SLURM_JOB_ID", "12"), ("SLURM_STEP_ID", "3")]).unwrap().0, "12.3");
+        assert_eq!(id(&[("SLURM_JOB_ID", "12")]).unwrap().0, "12");
+        let k8s = [("JOB_COMPLETION_INDEX", "4"), ("HOSTNAME", "kvmark-bench-4-x7k2p")];
+        assert_eq!(id(&k8s).unwrap().0, "kvmark-bench");
+        // A pod name that does not end in the index is not an Indexed Job's.
+        assert_eq!(
+            id(&[("JOB_COMPLETION_INDEX", "4"), ("HOSTNAME", "worker-7-abcde")]),
+            None
+        );
+        assert_eq!(id(&[("HOSTNAME", "kvmark-bench-4-x7k2p")]), None);
+        assert_eq!(id(&[(JOB_ENV, "  ")]), None, "blank is unset");
     }
 
     #[test]

@@ -88,11 +88,20 @@ pub(super) fn lead(
             };
             break;
         }
-        if let Some(at) = crew.start_at.filter(|_| first_run == Some(i))
-            && !wait_until(at, crew)
-        {
-            out.end = CrewEnd::Interrupted;
-            break;
+        if let Some(start) = crew.start.filter(|_| first_run == Some(i)) {
+            let at = match start {
+                super::Start::At(at) => Ok(at),
+                super::Start::Meet(meeting) => meeting.meet(crew.abort),
+            };
+            let started = match at {
+                Ok(at) => wait_until(at, crew).then_some(()).ok_or(CrewEnd::Interrupted),
+                Err(_) if crew.abort.load(Ordering::Relaxed) => Err(CrewEnd::Interrupted),
+                Err(e) => Err(CrewEnd::Failed(e)),
+            };
+            if let Err(end) = started {
+                out.end = end;
+                break;
+            }
         }
         live.reset();
         if let Some(s) = sampler {
@@ -122,7 +131,12 @@ pub(super) fn lead(
             crate::probe::live::process_cpu_ns(),
             crate::probe::live::run_wait_by_thread(),
         );
-        let (mut worker_tids, mut workers_waited) = (Vec::with_capacity(n), 0u64);
+        // Each worker thread's run-queue wait over the step, by thread id. Connections
+        // share their thread, so each of them reports that thread's wait: take the
+        // widest report per thread (the last to finish), never their sum, which
+        // counted one thread's wait once per connection (24 cores' worth of waiting
+        // from 3 threads at 2 x 32 connections).
+        let mut worker_waits: Vec<(u64, u64)> = Vec::with_capacity(crew.threads);
         gate.release(i + 1);
         if let Some(s) = sampler {
             s.step_started(step.info(), start_raw, began);
@@ -164,8 +178,10 @@ pub(super) fn lead(
                     tid,
                     run_wait_ns,
                 }) => {
-                    worker_tids.push(tid);
-                    workers_waited += run_wait_ns;
+                    match worker_waits.iter_mut().find(|(t, _)| *t == tid) {
+                        Some((_, w)) => *w = (*w).max(run_wait_ns),
+                        None => worker_waits.push((tid, run_wait_ns)),
+                    }
                     debug_assert_eq!(s, i);
                     finished += 1;
                     end_raw = end_raw.max(end);
@@ -237,9 +253,10 @@ pub(super) fn lead(
             None => start_raw,
         };
         merged.wall_ns = crew.clock.delta_as_nanos(measured_from, end_raw);
+        let worker_tids: Vec<u64> = worker_waits.iter().map(|(t, _)| *t).collect();
         merged.client_cpu = crate::result::ClientCpu {
             cpu_ns: crate::probe::live::process_cpu_ns().saturating_sub(cpu_before),
-            wait_ns: workers_waited
+            wait_ns: worker_waits.iter().map(|(_, w)| w).sum::<u64>()
                 + crate::probe::live::run_wait_between(
                     &wait_before,
                     &crate::probe::live::run_wait_by_thread(),
@@ -285,7 +302,7 @@ fn wait_until(at: SystemTime, crew: &super::Crew<'_>) -> bool {
     match at.duration_since(SystemTime::now()) {
         Err(late) => {
             eprintln!(
-                "kvmark: warning: segment {} reached --start-at {:.3} s late (its load took longer); \
+                "kvmark: warning: segment {} reached the common start {:.3} s late (its load took longer); \
                  starting now",
                 crew.segment.label(),
                 late.duration().as_secs_f64()

@@ -86,8 +86,17 @@ pub struct Crew<'a> {
     /// Which part of a scaled-out run this crew is: its workers are the segment's
     /// slice of the whole run's (see [`crate::run::segment`]).
     pub segment: Segment,
-    /// Hold the first timed step until this absolute time (`--start-at`).
-    pub start_at: Option<SystemTime>,
+    /// Hold the first timed step for the segments' common start.
+    pub start: Option<Start<'a>>,
+}
+
+/// When a scaled-out run's first timed step starts.
+#[derive(Clone, Copy)]
+pub enum Start<'a> {
+    /// At this absolute time (`--start-at`).
+    At(SystemTime),
+    /// When every segment has reached the server ([`crate::run::meet`]).
+    Meet(&'a crate::run::meet::Meeting<'a>),
 }
 
 impl Crew<'_> {
@@ -424,7 +433,7 @@ mod tests {
                 value_sizes: None,
                 verify: None,
                 segment: super::Segment::WHOLE,
-                start_at: None,
+                start: None,
             };
             let steps = [Step::Run {
                 phase: 0,

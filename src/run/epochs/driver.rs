@@ -150,7 +150,7 @@ impl CellRun<'_> {
             value_sizes: Some(sizes),
             verify: None,
             segment: Segment::WHOLE,
-            start_at: None,
+            start: None,
         }
     }
 
