@@ -8,7 +8,7 @@
 # stops afterwards, so no idle server shares the cores with the one measured. (Until
 # 2026-11-29 mongodb ran 5k records: FerretDB's SQLite backend loaded about 17 a second.
 # On its PostgreSQL backend it loads the 100k like the others; rocksdb-small, RocksDB at
-# those 5k records, stays for the older rows' side.)
+# SMALL_RECORDS (5000) records, stays for the older rows' side.)
 #
 # usage: bench/ycsb-servers.sh [ENGINE...]   (default: every server engine and rocksdb)
 # Prints one table row per run; keeps each run's report under $OUT (/var/tmp/ycsb-servers).
@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 kvmark=${KVMARK:-${CARGO_TARGET_DIR:-target}/release/kvmark}
 [ -x "$kvmark" ] || { echo "build first: cargo build --release (or set KVMARK)" >&2; exit 2; }
 out=${OUT:-/var/tmp/ycsb-servers}
-records=5000
+records=${SMALL_RECORDS:-5000}
 full=${RECORDS:-100000}
 run_secs=${RUN_SECS:-60}
 engines=("$@")

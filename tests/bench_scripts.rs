@@ -875,7 +875,7 @@ fn ycsb_servers_gives_a_row_per_engine_path() {
         ("OUT", out_dir.path().to_str().unwrap()),
         ("KVMARK_SERVERS_DIR", servers.path().to_str().unwrap()),
         ("RECORDS", "300"),
-        ("MONGODB_RECORDS", "300"),
+        ("SMALL_RECORDS", "300"),
         ("RUN_SECS", "1"),
     ];
     let engines = ["redis", "myrocks", "mongodb", "rocksdb-small"];

@@ -436,3 +436,120 @@ fn a_pipelined_run_keeps_every_request_and_shares_each_connection() {
         "depth 8 opened more connections than its groups: {most}"
     );
 }
+
+/// `--reconnect-every N` on every server engine: 95 puts on one connection close it and
+/// open a new one 9 times (before requests 11, 21, ... 91), each timed as a `connect`
+/// with no error; Redis's own count of accepted connections shows they were real.
+#[test]
+fn reconnect_every_n_requests_times_each_new_connection_on_every_server_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let puts = dir.path().join("puts.lua");
+    std::fs::write(
+        &puts,
+        "return { run = function(ctx) kv.put('k' .. ctx.thread, 'v') end }",
+    )
+    .unwrap();
+    let puts = puts.to_str().unwrap();
+    let count = |doc: &serde_json::Value, op: &str, field: &str| {
+        doc["points"][0]["ops"]
+            .as_array()
+            .expect("ops by kind")
+            .iter()
+            .find(|k| k["op"] == op)
+            .map_or(0, |k| k[field].as_u64().unwrap_or(0))
+    };
+    let servers: Vec<&str> = (kvmark::engine::registry().into_iter())
+        .filter(|e| e.storage.server().is_some())
+        .map(|e| e.name)
+        .collect();
+    for name in servers {
+        let Some(_) = reachable(name) else { continue };
+        let json = dir.path().join(format!("{name}.json"));
+        let report = format!("console,json:{}", json.display());
+        let mut args = vec!["--backend", name, "--threads", "1", "--ops", "95"];
+        args.extend(engine_args(name));
+        args.extend(["--reconnect-every", "10", "--report", &report, puts]);
+        let (o, _) = run(&args);
+        assert_exit(&o, 0);
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(count(&doc, "put", "count"), 95, "{name}: {doc}");
+        assert_eq!(count(&doc, "connect", "count"), 9, "{name}: {doc}");
+        assert_eq!(count(&doc, "connect", "errors"), 0, "{name}: {doc}");
+        assert!(
+            stdout(&o).contains("\nconnect "),
+            "{name}: the console shows connect\n{}",
+            stdout(&o)
+        );
+    }
+
+    if !common::servers::can_start("redis") {
+        return;
+    }
+    let server = PrivateServer::start("redis");
+    let url = format!("redis.url={}", server.url);
+    let accepted = || -> u64 {
+        let mut c = redis::Client::open(server.url.as_str())
+            .unwrap()
+            .get_connection()
+            .unwrap();
+        let info: String = redis::cmd("INFO").arg("stats").query(&mut c).unwrap();
+        let line = info
+            .lines()
+            .find(|l| l.starts_with("total_connections_received:"))
+            .unwrap();
+        line.split(':').nth(1).unwrap().trim().parse().unwrap()
+    };
+    let opened_by = |extra: &[&str]| {
+        let before = accepted();
+        let mut args = vec![
+            "--backend",
+            "redis",
+            "--engine-opt",
+            &url,
+            "--threads",
+            "1",
+            "--ops",
+            "95",
+        ];
+        args.extend(extra);
+        args.push(puts);
+        assert_exit(&run(&args).0, 0);
+        // Less the connection `accepted` itself opens.
+        accepted() - before - 1
+    };
+    let kept = opened_by(&[]);
+    let renewed = opened_by(&["--reconnect-every", "10"]);
+    assert_eq!(renewed, kept + 9, "kept {kept}, renewed {renewed}");
+}
+
+#[test]
+fn reconnect_every_is_refused_where_there_is_no_connection_to_close() {
+    let mixed = bundled("mixed.lua");
+    let o = kvmark(&["--backend", "skiplist", "--reconnect-every", "5", "--ops", "10", &mixed]);
+    assert_exit(&o, 2);
+    assert!(
+        stderr(&o).contains("--reconnect-every 5: engine skiplist runs in this process"),
+        "{}",
+        stderr(&o)
+    );
+    let o = kvmark(&["--backend", "redis", "--reconnect-every", "0", "--ops", "10", &mixed]);
+    assert_exit(&o, 2);
+    assert!(
+        stderr(&o).contains("--reconnect-every 0: give the requests per connection"),
+        "{}",
+        stderr(&o)
+    );
+    let o = kvmark(&[
+        "--backend",
+        "redis",
+        "--pipeline",
+        "4",
+        "--reconnect-every",
+        "5",
+        "--ops",
+        "10",
+        &mixed,
+    ]);
+    assert_exit(&o, 2);
+    assert!(stderr(&o).contains("give --pipeline 1"), "{}", stderr(&o));
+}

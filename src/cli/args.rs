@@ -208,6 +208,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = sweep_item)]
     pub pipeline: Option<Vec<usize>>,
 
+    /// Close each connection to a server engine after N requests and open a new one,
+    /// timing each as the operation kind `connect` (connecting, authentication and any
+    /// per-connection set-up, with its own latency and errors in every report). Server
+    /// engines only, with --pipeline 1. [default: connections are kept]
+    #[arg(long, value_name = "N")]
+    pub reconnect_every: Option<u64>,
+
     /// Batch sizes to sweep for workloads that return `batched = true` (others run once
     /// at batch 1); overrides a workload's own sweep of `batch`. [default: 1]
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = sweep_item)]

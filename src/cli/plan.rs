@@ -249,6 +249,7 @@ impl RunArgs {
         }
         let engines = self.engines()?;
         let pipeline = self.pipeline(sweep("pipeline", &self.pipeline)?, &connections, &engines)?;
+        let reconnect_every = self.reconnect_every(&pipeline, &engines)?;
         let mut data_dir = self.data_dir.clone();
         if let Some(dir) = &self.data_dir
             && !dir.is_dir()
@@ -357,6 +358,7 @@ impl RunArgs {
             threads,
             connections,
             pipeline,
+            reconnect_every,
             batch,
             budget,
             load_limit,
@@ -429,6 +431,42 @@ impl RunArgs {
             ));
         }
         Ok(depths)
+    }
+
+    /// `--reconnect-every N` (0 when not given): only for server engines, whose
+    /// sessions have a connection to close, and only one request deep, since a
+    /// pipeline group's sessions share their connection.
+    fn reconnect_every(&self, pipeline: &[usize], engines: &[&'static EngineInfo]) -> Result<u64, UsageError> {
+        let Some(n) = self.reconnect_every else {
+            return Ok(0);
+        };
+        if n == 0 {
+            return Err(self.refused_value(
+                "reconnect_every",
+                n,
+                "give the requests per connection, 1 or more (leave the flag out to keep connections)",
+            ));
+        }
+        if let Some(e) = engines.iter().find(|e| e.storage.server().is_none()) {
+            return Err(self.refused_value(
+                "reconnect_every",
+                n,
+                format!(
+                    "engine {} runs in this process and has no connection to close; server engines only",
+                    e.name
+                ),
+            ));
+        }
+        if let Some(&deep) = pipeline.iter().find(|&&d| d > 1) {
+            return Err(self.together(
+                &["reconnect_every", "pipeline"],
+                format!(
+                    "--reconnect-every with --pipeline {deep}: a pipeline group's requests share one connection, \
+                     which one of them cannot close alone; give --pipeline 1"
+                ),
+            ));
+        }
+        Ok(n)
     }
 
     /// Where the run reports: `--report` and `--report-dir`.

@@ -41,6 +41,9 @@ pub fn render(plan: &Plan, outputs: &Outputs) -> Result<String, String> {
     put("threads", list(&plan.threads))?;
     put("connections", list(&plan.connections))?;
     put("pipeline", list(&plan.pipeline))?;
+    if plan.reconnect_every > 0 {
+        put("reconnect_every", plan.reconnect_every.to_string())?;
+    }
     if let Some(batch) = &plan.batch {
         put("batch", list(batch))?;
     }

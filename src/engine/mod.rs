@@ -285,6 +285,16 @@ pub trait Session: Send {
     fn injected(&self) -> Option<Injected> {
         None
     }
+
+    /// Closes this session's connection to the server and opens a new one now, set-up
+    /// included (authentication, prepared statements, a TLS handshake): what
+    /// `--reconnect-every` times as `connect`. Only server engines' sessions have a
+    /// connection; the plan refuses the flag for the others.
+    fn reconnect(&mut self) -> EngineResult<()> {
+        Err(EngineError::other(
+            "this engine keeps no connection to open again (--reconnect-every is for server engines)",
+        ))
+    }
 }
 
 /// Faults an engine injected into one store on purpose (the `sim` engine's fault

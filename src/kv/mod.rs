@@ -77,6 +77,14 @@ pub struct Kv {
     load_progress: Option<(Arc<CachePadded<AtomicU64>>, u64)>,
     /// Epochs: the value sizes written values are drawn from, with this thread's RNG.
     sizer: Option<Box<Sizer>>,
+    /// Requests the session's connection has left before it is closed and opened
+    /// again (`--reconnect-every`); u64::MAX, never reached, when connections are kept.
+    requests_left: u64,
+    /// `--reconnect-every`'s N (0: connections are kept).
+    reconnect_every: u64,
+    /// True with `--verify` or `--reconnect-every`: each verb takes its out-of-line
+    /// `_slow` form, so the plain path tests this one flag for both.
+    slow: bool,
     /// The key and value sizes the engine takes.
     fits: Fits,
     /// `--verify`: the store's checker; every verb takes its checked twin when set.
@@ -242,9 +250,41 @@ impl Kv {
             expiries: Expiries::default(),
             load_progress: None,
             sizer: None,
+            requests_left: u64::MAX,
+            reconnect_every: 0,
+            slow: false,
             fits: Fits::new("", Limits::NONE),
             verify: None,
         }
+    }
+
+    /// Closes the session's connection and opens a new one after every `n` requests
+    /// (`--reconnect-every`; 0 keeps it), each time timed and counted as a `connect`.
+    pub fn reconnect_every(&mut self, n: u64) {
+        self.reconnect_every = n;
+        self.requests_left = if n == 0 { u64::MAX } else { n };
+        self.slow = self.verify.is_some() || n > 0;
+    }
+
+    /// Counts a request against the connection's allowance, reconnecting first when it
+    /// is spent (the verbs' `_slow` forms and expiry deletes call it). Without
+    /// `--reconnect-every` a decrement that never reaches zero.
+    #[inline(always)]
+    fn before_request(&mut self) {
+        if self.requests_left == 0 {
+            self.reconnect();
+        }
+        self.requests_left -= 1;
+    }
+
+    /// The `connect` the allowance called for: timed like any call, its failure counted
+    /// (the next request then connects, or fails, on its own).
+    #[cold]
+    #[inline(never)]
+    fn reconnect(&mut self) {
+        self.requests_left = self.reconnect_every;
+        let session = &mut self.session;
+        let _ = timed!(self, OpKind::Connect, 0, 0, session.reconnect());
     }
 
     /// Refuses, from now on, keys and values that `engine` does not take: each such
@@ -379,6 +419,17 @@ impl Kv {
     /// put(key, val).
     #[inline]
     pub fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
+        if self.slow {
+            return self.put_slow(key, val);
+        }
+        self.put_timed(key, val)
+    }
+
+    /// put with `--verify` or `--reconnect-every`: out of line, so the plain path pays
+    /// one flag test for both.
+    #[inline(never)]
+    fn put_slow(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
+        self.before_request();
         if self.verify.is_some() {
             return self.put_checked(key, val);
         }
@@ -406,6 +457,17 @@ impl Kv {
     /// get(key): the value, borrowed until the next call.
     #[inline(always)]
     pub fn get(&mut self, key: &[u8]) -> EngineResult<Option<&[u8]>> {
+        if self.slow {
+            return self.get_slow(key);
+        }
+        self.get_timed(key)
+    }
+
+    /// get with `--verify` or `--reconnect-every`: out of line, so the plain path pays
+    /// one flag test for both.
+    #[inline(never)]
+    fn get_slow(&mut self, key: &[u8]) -> EngineResult<Option<&[u8]>> {
+        self.before_request();
         if self.verify.is_some() {
             return self.get_checked(key);
         }
@@ -441,6 +503,17 @@ impl Kv {
     /// del(key).
     #[inline]
     pub fn del(&mut self, key: &[u8]) -> EngineResult<Existed> {
+        if self.slow {
+            return self.del_slow(key);
+        }
+        self.del_timed(key)
+    }
+
+    /// del with `--verify` or `--reconnect-every`: out of line, so the plain path pays
+    /// one flag test for both.
+    #[inline(never)]
+    fn del_slow(&mut self, key: &[u8]) -> EngineResult<Existed> {
+        self.before_request();
         if self.verify.is_some() {
             return self.del_checked(key);
         }
@@ -460,6 +533,17 @@ impl Kv {
     /// range(lo, hi, limit): rows borrowed until the next call.
     #[inline]
     pub fn range(&mut self, lo: &[u8], hi: &[u8], limit: usize) -> EngineResult<&Rows> {
+        if self.slow {
+            return self.range_slow(lo, hi, limit);
+        }
+        self.range_timed(lo, hi, limit)
+    }
+
+    /// range with `--verify` or `--reconnect-every`: out of line, so the plain path pays
+    /// one flag test for both.
+    #[inline(never)]
+    fn range_slow(&mut self, lo: &[u8], hi: &[u8], limit: usize) -> EngineResult<&Rows> {
+        self.before_request();
         if self.verify.is_some() {
             return self.range_checked(lo, hi, limit);
         }
@@ -479,6 +563,17 @@ impl Kv {
     /// scan(lo, hi, limit, f): the callback runs inside the timed region, necessarily.
     #[inline]
     pub fn scan(&mut self, lo: &[u8], hi: &[u8], limit: usize, f: &mut ScanFn<'_>) -> EngineResult<usize> {
+        if self.slow {
+            return self.scan_slow(lo, hi, limit, f);
+        }
+        self.scan_timed(lo, hi, limit, f)
+    }
+
+    /// scan with `--verify` or `--reconnect-every`: out of line, so the plain path pays
+    /// one flag test for both.
+    #[inline(never)]
+    fn scan_slow(&mut self, lo: &[u8], hi: &[u8], limit: usize, f: &mut ScanFn<'_>) -> EngineResult<usize> {
+        self.before_request();
         if self.verify.is_some() {
             return self.scan_checked(lo, hi, limit, f);
         }
@@ -497,6 +592,17 @@ impl Kv {
     /// mget(keys): values in key order, borrowed until the next call.
     #[inline]
     pub fn mget(&mut self, keys: &[&[u8]]) -> EngineResult<&Values> {
+        if self.slow {
+            return self.mget_slow(keys);
+        }
+        self.mget_timed(keys)
+    }
+
+    /// mget with `--verify` or `--reconnect-every`: out of line, so the plain path pays
+    /// one flag test for both.
+    #[inline(never)]
+    fn mget_slow(&mut self, keys: &[&[u8]]) -> EngineResult<&Values> {
+        self.before_request();
         if self.verify.is_some() {
             return self.mget_checked(keys);
         }
@@ -520,6 +626,17 @@ impl Kv {
     /// mput(pairs), committed as one engine write where the engine can.
     #[inline]
     pub fn mput(&mut self, pairs: &[(&[u8], &[u8])]) -> EngineResult<()> {
+        if self.slow {
+            return self.mput_slow(pairs);
+        }
+        self.mput_timed(pairs)
+    }
+
+    /// mput with `--verify` or `--reconnect-every`: out of line, so the plain path pays
+    /// one flag test for both.
+    #[inline(never)]
+    fn mput_slow(&mut self, pairs: &[(&[u8], &[u8])]) -> EngineResult<()> {
+        self.before_request();
         if self.verify.is_some() {
             return self.mput_checked(pairs);
         }
@@ -548,6 +665,17 @@ impl Kv {
     /// mdel(keys): how many existed, or None where unknown.
     #[inline]
     pub fn mdel(&mut self, keys: &[&[u8]]) -> EngineResult<Option<usize>> {
+        if self.slow {
+            return self.mdel_slow(keys);
+        }
+        self.mdel_timed(keys)
+    }
+
+    /// mdel with `--verify` or `--reconnect-every`: out of line, so the plain path pays
+    /// one flag test for both.
+    #[inline(never)]
+    fn mdel_slow(&mut self, keys: &[&[u8]]) -> EngineResult<Option<usize>> {
+        self.before_request();
         if self.verify.is_some() {
             return self.mdel_checked(keys);
         }
@@ -566,6 +694,17 @@ impl Kv {
     /// store's value cap, where the engine can tell.
     #[inline]
     pub fn append(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
+        if self.slow {
+            return self.append_slow(key, suffix);
+        }
+        self.append_timed(key, suffix)
+    }
+
+    /// append with `--verify` or `--reconnect-every`: out of line, so the plain path pays
+    /// one flag test for both.
+    #[inline(never)]
+    fn append_slow(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
+        self.before_request();
         if self.verify.is_some() {
             return self.append_checked(key, suffix);
         }
@@ -596,6 +735,17 @@ impl Kv {
     /// delete_range(lo, hi).
     #[inline]
     pub fn delete_range(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {
+        if self.slow {
+            return self.delete_range_slow(lo, hi);
+        }
+        self.delete_range_timed(lo, hi)
+    }
+
+    /// delete_range with `--verify` or `--reconnect-every`: out of line, so the plain path pays
+    /// one flag test for both.
+    #[inline(never)]
+    fn delete_range_slow(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {
+        self.before_request();
         if self.verify.is_some() {
             return self.delete_range_checked(lo, hi);
         }

@@ -180,6 +180,7 @@ impl Kv {
     /// One timed delete of an expired key. Its response time runs from when it fell
     /// due, so expiries that wait for a unit boundary show it.
     fn expire_one(&mut self, key: &[u8], due_ns: u64) {
+        self.before_request();
         let mut retries = 0u64;
         let invoke = self.expiry_begins(key);
         let start = self.clock.raw();

@@ -38,11 +38,14 @@ pub enum OpKind {
     /// A delete the harness issued when a key's lifetime ended (`kv.expire_after`):
     /// counted as a primitive op, never as a unit.
     Expire,
+    /// Closing a server engine's connection and opening a new one (`--reconnect-every`):
+    /// timed and counted, never a primitive op.
+    Connect,
 }
 
 impl OpKind {
     /// Number of kinds.
-    pub const COUNT: usize = 11;
+    pub const COUNT: usize = 12;
 
     /// All kinds, in report order.
     pub const ALL: [OpKind; OpKind::COUNT] = [
@@ -57,6 +60,7 @@ impl OpKind {
         OpKind::Append,
         OpKind::DeleteRange,
         OpKind::Expire,
+        OpKind::Connect,
     ];
 
     /// The name used in reports.
@@ -73,6 +77,7 @@ impl OpKind {
             OpKind::Append => "append",
             OpKind::DeleteRange => "delete_range",
             OpKind::Expire => "expire",
+            OpKind::Connect => "connect",
         }
     }
 

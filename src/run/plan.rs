@@ -77,6 +77,9 @@ pub struct Plan {
     pub segment: Segment,
     /// Every segment's first timed phase starts at this absolute time (`--start-at`).
     pub start_at: Option<SystemTime>,
+    /// Requests per connection before a server engine's session closes it and opens a
+    /// new one, timed as `connect` (`--reconnect-every`); 0 keeps connections.
+    pub reconnect_every: u64,
     /// A server engine's segments without `--start-at`: the launcher's job identity,
     /// which names their shared namespace and where they meet for a common start
     /// ([`crate::run::meet`]).

@@ -100,6 +100,7 @@ impl Runner<'_> {
             verify: store.verify.as_ref(),
             segment: self.plan.segment,
             start: None,
+            reconnect_every: self.plan.reconnect_every,
         }
     }
 

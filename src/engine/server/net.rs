@@ -249,6 +249,18 @@ impl<C: Connector> Link<C> {
         })
     }
 
+    /// Closes the connection and opens a new one now (`--reconnect-every`), within the
+    /// timeout. A planned close, not a fault: it is not counted as a reconnection.
+    /// While the backoff after a failed attempt runs it fails at once, like any call.
+    pub fn reconnect(&mut self) -> EngineResult<()> {
+        self.conn = None;
+        block_on(async {
+            let deadline = Instant::now() + self.timeout;
+            Box::pin(self.connect(deadline)).await.map(drop)
+        })
+        .map_err(|why| EngineError::other(format!("engine {}: connect: {why}", C::ENGINE)))
+    }
+
     fn drop_conn(&mut self) {
         self.conn = None;
         self.lost = true;

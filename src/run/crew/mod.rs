@@ -88,6 +88,9 @@ pub struct Crew<'a> {
     pub segment: Segment,
     /// Hold the first timed step for the segments' common start.
     pub start: Option<Start<'a>>,
+    /// Requests per connection before each session reconnects (`--reconnect-every`;
+    /// 0: never).
+    pub reconnect_every: u64,
 }
 
 /// When a scaled-out run's first timed step starts.
@@ -434,6 +437,7 @@ mod tests {
                 verify: None,
                 segment: super::Segment::WHOLE,
                 start: None,
+                reconnect_every: 0,
             };
             let steps = [Step::Run {
                 phase: 0,

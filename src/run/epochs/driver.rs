@@ -151,6 +151,7 @@ impl CellRun<'_> {
             verify: None,
             segment: Segment::WHOLE,
             start: None,
+            reconnect_every: 0,
         }
     }
 

@@ -76,6 +76,10 @@ fn last_of_each<T>(items: &[T], key: impl Fn(&T) -> &[u8]) -> Vec<usize> {
 }
 
 impl Session for EtcdSession {
+    fn reconnect(&mut self) -> EngineResult<()> {
+        self.link.reconnect()
+    }
+
     fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
         let k = self.prefixed(key);
         self.link

@@ -97,6 +97,10 @@ impl<K: Kind> MySession<K> {
 }
 
 impl<K: Kind> Session for MySession<K> {
+    fn reconnect(&mut self) -> EngineResult<()> {
+        self.link.reconnect()
+    }
+
     fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
         let params = Params::Positional(vec![bytes(key), bytes(val)]);
         self.link

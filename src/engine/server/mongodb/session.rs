@@ -65,6 +65,10 @@ impl MongoSession {
 }
 
 impl Session for MongoSession {
+    fn reconnect(&mut self) -> EngineResult<()> {
+        self.link.reconnect()
+    }
+
     fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
         hex_into(key, &mut self.hex);
         let doc = document(&self.hex, val);

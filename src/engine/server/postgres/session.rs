@@ -37,6 +37,10 @@ fn bytes<'r>(op: &str, row: &'r tokio_postgres::Row, i: usize) -> EngineResult<&
 }
 
 impl Session for PgSession {
+    fn reconnect(&mut self) -> EngineResult<()> {
+        self.link.reconnect()
+    }
+
     fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
         self.link.run("put", async |_, c| {
             c.io.drive(c.client.execute(&c.st.put, &[&key, &val]))

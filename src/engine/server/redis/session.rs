@@ -116,6 +116,10 @@ fn bulk<'v>(engine: &str, op: &str, v: &'v Value) -> EngineResult<&'v [u8]> {
 }
 
 impl<const CLUSTER: bool> Session for RedisSession<CLUSTER> {
+    fn reconnect(&mut self) -> EngineResult<()> {
+        self.link.reconnect()
+    }
+
     fn put(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
         if self.lean() {
             return self.lean_put(key, val);
