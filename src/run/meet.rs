@@ -67,23 +67,25 @@ impl<'a> Meeting<'a> {
     pub fn meet(&self, abort: &AtomicBool) -> Result<SystemTime, String> {
         let server = self.engine.storage.server().map_or("namespace", |s| s.namespace);
         let place = format!("the {server} {}", self.namespace);
-        let at = |e: crate::engine::EngineError| format!("meeting the other segments at {place}: {}", e.message);
         let req = OpenRequest {
             place: StorePlace::Namespace(self.namespace.clone()),
             options: self.options,
             max_value_bytes: None,
         };
-        let store = (self.engine.open)(&req).map_err(at)?;
-        let met = self.meet_in(store.session().map_err(at)?.as_mut(), abort, &place);
+        let store = (self.engine.open)(&req).map_err(|e| failed_at(&place, e))?;
+        let met = match store.session() {
+            Ok(mut s) => self.meet_in(s.as_mut(), abort, &place),
+            Err(e) => Err(failed_at(&place, e)),
+        };
         // The place stays (see the module's doc); closing only ends the connection.
-        let closed = store.close().map_err(at);
+        let closed = store.close().map_err(|e| failed_at(&place, e));
         let start = met?;
         closed?;
         Ok(start)
     }
 
     fn meet_in(&self, s: &mut dyn Session, abort: &AtomicBool, place: &str) -> Result<SystemTime, String> {
-        let err = |e: crate::engine::EngineError| format!("meeting the other segments at {place}: {}", e.message);
+        let err = |e| failed_at(place, e);
         let count = self.segment.count;
         let mine = arrival_key(self.segment.index);
         let mut buf = ReadBuf::default();
@@ -142,6 +144,11 @@ impl<'a> Meeting<'a> {
             std::thread::sleep(POLL);
         }
     }
+}
+
+/// The server's error while meeting at `place`.
+fn failed_at(place: &str, e: crate::engine::EngineError) -> String {
+    format!("meeting the other segments at {place}: {}", e.message)
 }
 
 /// The key segment `index` writes its arrival under.

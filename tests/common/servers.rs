@@ -230,7 +230,11 @@ pub fn can_start(server: &str) -> bool {
         "redis" | "redis-cluster" => "command -v redis-server",
         "postgres" => "ls /usr/lib/postgresql/*/bin/initdb",
         "mariadb" => "test -x /usr/sbin/mariadbd",
-        "mongodb" => "ls ${XDG_CACHE_HOME:-$HOME/.cache}/kvmark-tools/ferretdb-*/ferretdb || command -v go",
+        // FerretDB (cached, or Go to build it) over a PostgreSQL backend of its own.
+        "mongodb" => {
+            "(ls ${XDG_CACHE_HOME:-$HOME/.cache}/kvmark-tools/ferretdb-*-postgresql/ferretdb || command -v go) \
+             && ls /usr/lib/postgresql/*/bin/initdb"
+        }
         "etcd" => "command -v etcd",
         other => panic!("no server {other} in scripts/servers.d"),
     };
