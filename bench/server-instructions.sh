@@ -9,7 +9,10 @@
 # count moves by a few tens of instructions between runs: how many replies one wake of
 # the event loop finds depends on the server's timing.
 #
-# usage: bench/server-instructions.sh [RUNS] [LONG] [SHORT] [DEPTH...]
+# With TLS=1 the same requests go over TLS (rediss://, the private CA trusted), so
+# the difference from a plain run is rustls's cost per request.
+#
+# usage: [TLS=1] bench/server-instructions.sh [RUNS] [LONG] [SHORT] [DEPTH...]
 #   RUNS rounds (default 3) of LONG (120000) minus SHORT (20000) requests, at each
 #   DEPTH (default: 1 16).
 set -euo pipefail
@@ -29,7 +32,14 @@ KVMARK_SERVERS_DIR=$(mktemp -d /tmp/kvmark-bench-servers.XXXXXX)
 export KVMARK_SERVERS_DIR
 tmp=$(mktemp -d /tmp/kvmark-bench-instructions.XXXXXX)
 trap 'scripts/servers stop >/dev/null 2>&1 || true; rm -rf "$tmp" "$KVMARK_SERVERS_DIR"' EXIT
-eval "$(scripts/servers start redis)"
+tls=()
+if [ "${TLS:-0}" = 1 ]; then
+  eval "$(scripts/servers start --tls redis)"
+  KVMARK_REDIS_URL=$KVMARK_REDIS_TLS_URL
+  tls=(--engine-opt "redis.tls_ca=$KVMARK_TLS_CA")
+else
+  eval "$(scripts/servers start redis)"
+fi
 export KVMARK_REDIS_URL
 
 for n in "$long" "$short"; do
@@ -47,7 +57,7 @@ median() { sort -g | awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1
 declare -A per
 for r in $(seq "$runs"); do
   for d in "${depths[@]}"; do
-    args=(--backend redis --threads 1 --connections $((64 / d)) --pipeline "$d" --items 1000)
+    args=(--backend redis --threads 1 --connections $((64 / d)) --pipeline "$d" --items 1000 "${tls[@]}")
     a=$(count "${args[@]}" "$tmp/set-$short.json"); b=$(count "${args[@]}" "$tmp/set-$long.json")
     spec=$(((b - a) / (long - short)))
     a=$(count "${args[@]}" --ops "$short" bench/workloads/net-set.lua); b=$(count "${args[@]}" --ops "$long" bench/workloads/net-set.lua)
@@ -57,7 +67,7 @@ for r in $(seq "$runs"); do
   done
 done
 echo
-echo "client instructions per SET, median (goal: spec <= 4000, lua <= 6000 at depth 1):"
+echo "client instructions per SET$([ "${TLS:-0}" = 1 ] && echo " over TLS"), median (goal: spec <= 4000, lua <= 6000 at depth 1):"
 for d in "${depths[@]}"; do
   for k in spec lua; do
     printf '  %-9s %s\n' "$k P$d" "$(tr ' ' '\n' <<<"${per["$k P$d"]}" | grep . | median)"

@@ -16,7 +16,8 @@
 //!   20000 minus 10000 units, and `rocksdb bare rocksdb-oplog bare-oplog` on 100
 //!   keys), unit-instructions.sh,
 //!   sampler-instructions.sh and server-instructions.sh (2000 minus 1000 requests at
-//!   depth 1), resp-instructions.sh (20000 minus 10000 requests; its codec bench
+//!   depth 1, plain and over TLS), tls.sh (one round of 100 puts on redis and
+//!   postgres), resp-instructions.sh (20000 minus 10000 requests; its codec bench
 //!   built the way its message says).
 //! - With a size knob the script gained for this: specs.sh (NULL_OPS, 100000 units
 //!   per null run instead of 20 M; its other sizes are its spec files'), soak.sh
@@ -79,6 +80,7 @@ const CHECKED: &[&str] = &[
     "bench/server-instructions.sh",
     "bench/soak.sh",
     "bench/specs.sh",
+    "bench/tls.sh",
     "bench/unit-instructions.sh",
     "bench/ycsb-servers.sh",
 ];
@@ -378,9 +380,33 @@ fn server_instructions_counts_a_set_as_spec_and_as_lua() {
     for k in ["spec P1", "lua P1"] {
         line(&out, &format!("  {k} "));
     }
+    let out = passed(&run(
+        "bench/server-instructions.sh",
+        &["1", "2000", "1000", "1"],
+        &[("TLS", "1")],
+    ));
+    line(&out, "client instructions per SET over TLS");
+    line(&out, "  spec P1 ");
     let o = run("bench/server-instructions.sh", &["1", "2000", "1000", "3"], &[]);
     exits(&o, 2);
     assert!(stderr(&o).contains("DEPTH 3: give a power of two"), "{}", stderr(&o));
+}
+
+#[test]
+fn tls_compares_each_engine_plain_and_over_tls() {
+    // Its own private servers, started with TLS and stopped by the script.
+    let out = passed(&run("bench/tls.sh", &["1", "100", "redis", "postgres"], &[]));
+    for engine in ["redis ", "postgres "] {
+        let row = line(&out, engine);
+        // connect plain, connect TLS, ratio, put plain, put TLS, ratio: two ratios.
+        assert_eq!(row.matches('x').count(), 2, "{out}");
+        assert!(
+            row.split_whitespace()
+                .filter(|w| w.ends_with('x'))
+                .all(|r| r.trim_end_matches('x').parse::<f64>().is_ok_and(|v| v > 0.0)),
+            "{out}"
+        );
+    }
 }
 
 #[test]

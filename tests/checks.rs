@@ -162,10 +162,16 @@ fn a_run_whose_throughput_falls_is_not_stationary_and_a_paced_one_is() {
         "500",
         &bundled("mixed.lua"),
     ]);
-    assert!(!failed(&point).contains(&"not_stationary".to_string()), "{console}");
+    // Only the throughput is the schedule's: a latency percentile may still drift on
+    // a loaded machine (under stress-ng, get p99 fell 94% over 20 intervals as the
+    // scheduler's share settled), which the check rightly reports.
     let trends = point["checks"]["trends"].as_array().expect("trends");
-    assert!(trends.iter().any(|t| t["series"] == "throughput"), "{point}");
-    assert!(trends.iter().all(|t| t["drifts"] == false), "{point}");
+    let wu = trends
+        .iter()
+        .find(|t| t["series"] == "throughput")
+        .expect("a throughput trend");
+    assert_eq!(wu["drifts"], false, "{wu}");
+    assert!(!console.contains("check not_stationary: throughput"), "{console}");
 
     // Without --timeline there are no intervals to test.
     let (_, console, point) = run(&["--threads", "1", "--secs", "1", slowing]);

@@ -15,7 +15,8 @@
 //!
 //! An engine that pipelines (`--pipeline`, `EngineInfo::pipelines`) runs the suite
 //! twice: with sessions of their own, and with every session of a store in one
-//! pipeline group sharing a connection.
+//! pipeline group sharing a connection. A server engine runs it once more over TLS,
+//! on its server's TLS URL (scripts/with-servers starts every server with TLS).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -54,16 +55,68 @@ fn contract_options(info: &EngineInfo) -> EngineOptions {
 /// How deep the pipeline group of a pipelined run of the suite is.
 const PIPELINE_DEPTH: usize = 4;
 
-/// Every engine of [`registry`], and a second time as a pipeline group where it
-/// pipelines: `Some(depth)`.
-fn variants() -> Vec<(&'static EngineInfo, Option<usize>)> {
+/// How a fixture's sessions reach their store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Mode {
+    /// The depth of the pipeline group every session joins (None: sessions of their own).
+    pipeline: Option<usize>,
+    /// Over TLS: the server's TLS URL (KVMARK_<NAME>_TLS_URL), trusting KVMARK_TLS_CA.
+    tls: bool,
+}
+
+const PLAIN: Mode = Mode {
+    pipeline: None,
+    tls: false,
+};
+
+/// Every engine of [`registry`]; a second time as a pipeline group where it pipelines;
+/// and a server engine a third time over TLS, on the TLS URL of its server.
+fn variants() -> Vec<(&'static EngineInfo, Mode)> {
     registry()
         .into_iter()
         .flat_map(|info| {
-            let piped = info.pipelines().then_some((info, Some(PIPELINE_DEPTH)));
-            std::iter::once((info, None)).chain(piped)
+            let piped = info.pipelines().then_some((
+                info,
+                Mode {
+                    pipeline: Some(PIPELINE_DEPTH),
+                    tls: false,
+                },
+            ));
+            let tls = tls_server(info).map(|_| {
+                (
+                    info,
+                    Mode {
+                        pipeline: None,
+                        tls: true,
+                    },
+                )
+            });
+            std::iter::once((info, PLAIN)).chain(piped).chain(tls)
         })
         .collect()
+}
+
+/// The options that put a server engine on its server's TLS URL, trusting its CA:
+/// None for an embedded engine. With the servers required (`make test`), a server
+/// started without TLS fails the suite, unless KVMARK_SERVERS_TLS=0 says so.
+fn tls_server(info: &EngineInfo) -> Option<Vec<(String, String)>> {
+    info.storage.server()?;
+    // myrocks is served by the mariadb server.
+    let server = if info.name == "myrocks" { "mariadb" } else { info.name };
+    let var = format!("KVMARK_{}_TLS_URL", server.to_uppercase().replace('-', "_"));
+    let (url, ca) = match (std::env::var(&var), std::env::var("KVMARK_TLS_CA")) {
+        (Ok(url), Ok(ca)) if !url.is_empty() && !ca.is_empty() => (url, ca),
+        _ if servers_required() && std::env::var("KVMARK_SERVERS_TLS").as_deref() != Ok("0") => {
+            panic!(
+                "{}: {var} or KVMARK_TLS_CA is not set: scripts/with-servers starts the servers with TLS",
+                info.name
+            )
+        }
+        _ => return None,
+    };
+    // etcd's address knob names its members.
+    let knob = if info.name == "etcd" { "endpoints" } else { "url" };
+    Some(vec![(knob.to_string(), url), ("tls_ca".to_string(), ca)])
 }
 
 /// A fresh place for a store of `info`, and the temporary directory behind it.
@@ -95,25 +148,27 @@ struct Fixture {
 }
 
 impl Fixture {
-    fn open(info: &'static EngineInfo, pipeline: Option<usize>) -> Fixture {
-        Fixture::open_capped(info, pipeline, None)
+    fn open(info: &'static EngineInfo, mode: Mode) -> Fixture {
+        Fixture::open_capped(info, mode, None)
     }
 
-    fn open_capped(info: &'static EngineInfo, pipeline: Option<usize>, cap: Option<u64>) -> Fixture {
-        Fixture::open_with(info, pipeline, cap, contract_options(info))
+    fn open_capped(info: &'static EngineInfo, mode: Mode, cap: Option<u64>) -> Fixture {
+        Fixture::open_with(info, mode, cap, contract_options(info))
     }
 
-    fn open_with(
-        info: &'static EngineInfo,
-        pipeline: Option<usize>,
-        cap: Option<u64>,
-        options: EngineOptions,
-    ) -> Fixture {
+    fn open_with(info: &'static EngineInfo, mode: Mode, cap: Option<u64>, mut options: EngineOptions) -> Fixture {
         let (place, dir) = fresh_place(info);
-        let label = match pipeline {
-            // Leaked once per pipelined fixture: failure messages take a &'static str.
-            Some(depth) => &*Box::leak(format!("{} (--pipeline {depth})", info.name).into_boxed_str()),
-            None => info.name,
+        let pipeline = mode.pipeline;
+        if mode.tls {
+            for (k, v) in tls_server(info).expect("a TLS variant has a TLS server") {
+                options.set(k, v);
+            }
+        }
+        let label = match (pipeline, mode.tls) {
+            // Leaked once per such fixture: failure messages take a &'static str.
+            (Some(depth), _) => &*Box::leak(format!("{} (--pipeline {depth})", info.name).into_boxed_str()),
+            (None, true) => &*Box::leak(format!("{} (TLS)", info.name).into_boxed_str()),
+            (None, false) => info.name,
         };
         let mut fx = Fixture {
             info,
@@ -193,8 +248,8 @@ impl Drop for Fixture {
 
 /// Runs `test` against a fresh store of every engine, then closes the store.
 fn each_engine(test: impl Fn(&mut Fixture)) {
-    for (info, pipeline) in variants() {
-        let mut fx = Fixture::open(info, pipeline);
+    for (info, mode) in variants() {
+        let mut fx = Fixture::open(info, mode);
         test(&mut fx);
         fx.close_store();
     }
@@ -560,8 +615,8 @@ fn mput_and_mdel_apply_every_key() {
 fn batches_become_visible_as_a_unit() {
     const KEYS: usize = 8;
     const ROUNDS: u32 = 300;
-    for (info, pipeline) in variants().into_iter().filter(|(e, _)| e.atomic_batches) {
-        let mut fx = Fixture::open(info, pipeline);
+    for (info, mode) in variants().into_iter().filter(|(e, _)| e.atomic_batches) {
+        let mut fx = Fixture::open(info, mode);
         let n = fx.name();
         let done = Arc::new(AtomicBool::new(false));
         let names: Vec<Vec<u8>> = (0..KEYS).map(|i| format!("b{i}").into_bytes()).collect();
@@ -680,8 +735,8 @@ fn append_grows_values() {
 #[test]
 fn appends_grow_by_exactly_their_bytes_and_respect_the_value_cap() {
     const CAP: u64 = 1000;
-    for (info, pipeline) in variants() {
-        let mut fx = Fixture::open_capped(info, pipeline, Some(CAP));
+    for (info, mode) in variants() {
+        let mut fx = Fixture::open_capped(info, mode, Some(CAP));
         let n = fx.name();
         let mut s = fx.session();
         let native = info.append == AppendMethod::NativeMerge;
@@ -724,11 +779,11 @@ fn appends_grow_by_exactly_their_bytes_and_respect_the_value_cap() {
 #[test]
 fn concurrent_appends_lose_nothing_where_append_is_atomic() {
     const THREADS: usize = 4;
-    for (info, pipeline) in variants().into_iter().filter(|(e, _)| e.append.atomic()) {
+    for (info, mode) in variants().into_iter().filter(|(e, _)| e.append.atomic()) {
         // In-memory appends are fast enough to contend hard; persistent engines may
         // sync every commit, so they get fewer.
         let each = if info.storage.in_memory() { 5000 } else { 40 };
-        let mut fx = Fixture::open(info, pipeline);
+        let mut fx = Fixture::open(info, mode);
         let n = fx.name();
         std::thread::scope(|scope| {
             for t in 0..THREADS {
@@ -862,8 +917,8 @@ fn concurrent_writers_lose_no_acknowledged_write() {
 /// contract, with sessions of their own and in a pipeline group.
 #[test]
 fn point_verbs_and_batches_keep_the_contract_with_default_options() {
-    for (info, pipeline) in variants().into_iter().filter(|(e, _)| e.pipelines()) {
-        let mut fx = Fixture::open_with(info, pipeline, None, EngineOptions::new());
+    for (info, mode) in variants().into_iter().filter(|(e, _)| e.pipelines()) {
+        let mut fx = Fixture::open_with(info, mode, None, EngineOptions::new());
         let n = fx.name();
         let mut s = fx.session();
         let mut t = fx.session();
@@ -927,7 +982,15 @@ fn a_pipeline_group_hands_every_reply_to_its_own_session() {
     const SESSIONS: usize = 8;
     const ROUNDS: usize = 300;
     for info in registry().into_iter().filter(|e| e.pipelines()) {
-        let mut fx = Fixture::open_with(info, Some(SESSIONS), None, EngineOptions::new());
+        let mut fx = Fixture::open_with(
+            info,
+            Mode {
+                pipeline: Some(SESSIONS),
+                tls: false,
+            },
+            None,
+            EngineOptions::new(),
+        );
         let n = fx.name();
         let group = fx.group.clone().expect("a pipelined fixture");
         let store = fx.store();
@@ -949,8 +1012,8 @@ fn a_pipeline_group_hands_every_reply_to_its_own_session() {
 
 #[test]
 fn data_survives_close_and_reopen() {
-    for (info, pipeline) in variants().into_iter().filter(|(e, _)| !e.storage.in_memory()) {
-        let mut fx = Fixture::open(info, pipeline);
+    for (info, mode) in variants().into_iter().filter(|(e, _)| !e.storage.in_memory()) {
+        let mut fx = Fixture::open(info, mode);
         let n = fx.name();
         {
             let mut s = fx.session();

@@ -437,32 +437,44 @@ fn a_pipelined_run_keeps_every_request_and_shares_each_connection() {
     );
 }
 
+/// A workload in `dir` whose unit puts one key per thread; its path.
+fn puts_workload(dir: &Path) -> String {
+    let puts = dir.join("puts.lua");
+    std::fs::write(
+        &puts,
+        "return { run = function(ctx) kv.put('k' .. ctx.thread, 'v') end }",
+    )
+    .unwrap();
+    puts.to_str().unwrap().to_string()
+}
+
+/// `field` of operation kind `op` in a JSON report's first point (0 when absent).
+fn op_field(doc: &serde_json::Value, op: &str, field: &str) -> u64 {
+    doc["points"][0]["ops"]
+        .as_array()
+        .expect("ops by kind")
+        .iter()
+        .find(|k| k["op"] == op)
+        .map_or(0, |k| k[field].as_u64().unwrap_or(0))
+}
+
+/// Every compiled server engine's name.
+fn server_engines() -> Vec<&'static str> {
+    (kvmark::engine::registry().into_iter())
+        .filter(|e| e.storage.server().is_some())
+        .map(|e| e.name)
+        .collect()
+}
+
 /// `--reconnect-every N` on every server engine: 95 puts on one connection close it and
 /// open a new one 9 times (before requests 11, 21, ... 91), each timed as a `connect`
 /// with no error; Redis's own count of accepted connections shows they were real.
 #[test]
 fn reconnect_every_n_requests_times_each_new_connection_on_every_server_engine() {
     let dir = tempfile::tempdir().unwrap();
-    let puts = dir.path().join("puts.lua");
-    std::fs::write(
-        &puts,
-        "return { run = function(ctx) kv.put('k' .. ctx.thread, 'v') end }",
-    )
-    .unwrap();
-    let puts = puts.to_str().unwrap();
-    let count = |doc: &serde_json::Value, op: &str, field: &str| {
-        doc["points"][0]["ops"]
-            .as_array()
-            .expect("ops by kind")
-            .iter()
-            .find(|k| k["op"] == op)
-            .map_or(0, |k| k[field].as_u64().unwrap_or(0))
-    };
-    let servers: Vec<&str> = (kvmark::engine::registry().into_iter())
-        .filter(|e| e.storage.server().is_some())
-        .map(|e| e.name)
-        .collect();
-    for name in servers {
+    let puts = puts_workload(dir.path());
+    let puts = puts.as_str();
+    for name in server_engines() {
         let Some(_) = reachable(name) else { continue };
         let json = dir.path().join(format!("{name}.json"));
         let report = format!("console,json:{}", json.display());
@@ -472,9 +484,9 @@ fn reconnect_every_n_requests_times_each_new_connection_on_every_server_engine()
         let (o, _) = run(&args);
         assert_exit(&o, 0);
         let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-        assert_eq!(count(&doc, "put", "count"), 95, "{name}: {doc}");
-        assert_eq!(count(&doc, "connect", "count"), 9, "{name}: {doc}");
-        assert_eq!(count(&doc, "connect", "errors"), 0, "{name}: {doc}");
+        assert_eq!(op_field(&doc, "put", "count"), 95, "{name}: {doc}");
+        assert_eq!(op_field(&doc, "connect", "count"), 9, "{name}: {doc}");
+        assert_eq!(op_field(&doc, "connect", "errors"), 0, "{name}: {doc}");
         assert!(
             stdout(&o).contains("\nconnect "),
             "{name}: the console shows connect\n{}",
@@ -552,4 +564,152 @@ fn reconnect_every_is_refused_where_there_is_no_connection_to_close() {
     ]);
     assert_exit(&o, 2);
     assert!(stderr(&o).contains("give --pipeline 1"), "{}", stderr(&o));
+}
+
+/// The TLS URL of `name`'s server and the CA it trusts (KVMARK_<SERVER>_TLS_URL and
+/// KVMARK_TLS_CA, which scripts/with-servers exports); None when they are not set,
+/// which fails the test when the servers are required.
+fn tls_server(name: &str) -> Option<(String, String)> {
+    let server = if name == "myrocks" { "mariadb" } else { name };
+    let var = format!("KVMARK_{}_TLS_URL", server.to_uppercase().replace('-', "_"));
+    match (std::env::var(&var), std::env::var("KVMARK_TLS_CA")) {
+        (Ok(url), Ok(ca)) if !url.is_empty() && !ca.is_empty() => Some((url, ca)),
+        _ if servers_required() && std::env::var("KVMARK_SERVERS_TLS").as_deref() != Ok("0") => {
+            panic!("{name}: {var} or KVMARK_TLS_CA is not set: scripts/with-servers starts the servers with TLS")
+        }
+        _ => {
+            eprintln!("{name}: no TLS server ({var} is not set): skipped");
+            None
+        }
+    }
+}
+
+/// A certificate authority of its own in `dir` (openssl), which no server knows.
+fn stranger_ca(dir: &Path) -> String {
+    let ca = dir.join("stranger-ca.pem");
+    let o = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ])
+        .arg("-keyout")
+        .arg(dir.join("stranger-ca.key"))
+        .arg("-out")
+        .arg(&ca)
+        .args(["-subj", "/CN=kvmark stranger CA", "-days", "2"])
+        .output()
+        .expect("openssl runs");
+    assert!(o.status.success(), "openssl: {}", String::from_utf8_lossy(&o.stderr));
+    ca.to_str().unwrap().to_string()
+}
+
+/// Every server engine over TLS, through the binary: a run on its server's TLS URL
+/// trusting the private CA completes with no error, each of its 9 reconnections (a
+/// TCP connect and a TLS handshake) timed as `connect`; the same run also showing the
+/// client certificate completes; a CA that did not sign the server's certificate fails
+/// the run with the verifier's reason; and a CA given for a plain URL is refused.
+#[test]
+fn every_server_engine_runs_over_tls_and_refuses_a_certificate_it_cannot_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let puts = puts_workload(dir.path());
+    let puts = puts.as_str();
+    let stranger = stranger_ca(dir.path());
+    for name in server_engines() {
+        let Some(_) = reachable(name) else { continue };
+        let Some((url, ca)) = tls_server(name) else { continue };
+        let knob = if name == "etcd" { "endpoints" } else { "url" };
+        let url_opt = format!("{name}.{knob}={url}");
+        let ca_opt = format!("{name}.tls_ca={ca}");
+        let base = |extra: &[&str]| {
+            let mut args = vec![
+                "--backend",
+                name,
+                "--threads",
+                "1",
+                "--ops",
+                "95",
+                "--engine-opt",
+                &url_opt,
+            ];
+            args.extend(engine_args(name));
+            args.extend(extra);
+            args.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+        };
+
+        let json = dir.path().join(format!("{name}.json"));
+        let report = format!("console,json:{}", json.display());
+        let mut args = base(&["--engine-opt", &ca_opt, "--reconnect-every", "10", "--report", &report]);
+        args.push(puts.to_string());
+        let (o, _) = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_exit(&o, 0);
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(op_field(&doc, "put", "count"), 95, "{name} over TLS: {doc}");
+        assert_eq!(op_field(&doc, "connect", "count"), 9, "{name} over TLS: {doc}");
+        assert_eq!(op_field(&doc, "connect", "errors"), 0, "{name} over TLS: {doc}");
+
+        // The client's certificate (the driver of MongoDB takes it and its key in one file).
+        let (cert, key) = (
+            std::env::var("KVMARK_TLS_CERT").unwrap(),
+            std::env::var("KVMARK_TLS_KEY").unwrap(),
+        );
+        let mut client = vec!["--engine-opt".to_string(), ca_opt.clone()];
+        if name == "mongodb" {
+            let both = dir.path().join("client-both.pem");
+            let joined = std::fs::read_to_string(&cert).unwrap() + &std::fs::read_to_string(&key).unwrap();
+            std::fs::write(&both, joined).unwrap();
+            client.extend([
+                "--engine-opt".to_string(),
+                format!("{name}.tls_cert={}", both.display()),
+            ]);
+        } else {
+            client.extend(["--engine-opt".to_string(), format!("{name}.tls_cert={cert}")]);
+            client.extend(["--engine-opt".to_string(), format!("{name}.tls_key={key}")]);
+        }
+        let mut args = base(&[]);
+        args.extend(client);
+        args.push(puts.to_string());
+        let (o, _) = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_exit(&o, 0);
+
+        // A CA that did not sign the server's certificate.
+        let stranger_opt = format!("{name}.tls_ca={stranger}");
+        let mut args = base(&["--engine-opt", &stranger_opt]);
+        args.push(puts.to_string());
+        let (o, _) = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let err = stdout(&o) + &stderr(&o);
+        assert_ne!(o.status.code(), Some(0), "{name}: a stranger's CA was trusted\n{err}");
+        assert!(err.contains(&format!("engine {name}")), "{name}: {err}");
+        assert!(
+            err.contains("UnknownIssuer") || err.contains("unknown issuer") || err.contains("invalid peer certificate"),
+            "{name}: the verifier's reason is missing\n{err}"
+        );
+
+        // A CA for a plain URL.
+        let plain = std::env::var(format!(
+            "KVMARK_{}_URL",
+            (if name == "myrocks" { "mariadb" } else { name })
+                .to_uppercase()
+                .replace('-', "_")
+        ))
+        .unwrap();
+        let plain_opt = format!("{name}.{knob}={plain}");
+        let o = kvmark(&[
+            "--backend",
+            name,
+            "--engine-opt",
+            &plain_opt,
+            "--engine-opt",
+            &ca_opt,
+            "--ops",
+            "5",
+            puts,
+        ]);
+        assert_ne!(o.status.code(), Some(0), "{name}: tls_ca on a plain URL was taken");
+        assert!(stderr(&o).contains("asks for no TLS"), "{name}: {}", stderr(&o));
+    }
 }

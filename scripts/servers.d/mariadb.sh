@@ -4,11 +4,12 @@
 #
 # It never touches a system instance: --no-defaults (no /etc/mysql/*.cnf, no
 # ~/.my.cnf), its own data directory, socket and pid file in $state/mariadb, TCP on
-# 127.0.0.1 only.
+# 127.0.0.1 only. With --tls the same port takes TLS too (a client asks for it at
+# connect), for both engines.
 
 start_mariadb() {
   need_packages mariadb-server mariadb-plugin-rocksdb
-  local dir="$state/mariadb" port user
+  local dir="$state/mariadb" port user tls=""
   port=$(free_port)
   mkdir -p "$dir"
   # mariadbd refuses to run as root unless told to; the files stay the caller's.
@@ -24,22 +25,28 @@ CREATE DATABASE IF NOT EXISTS kvmark;
 CREATE USER IF NOT EXISTS 'kvmark'@'127.0.0.1';
 GRANT ALL ON kvmark.* TO 'kvmark'@'127.0.0.1';
 SQL
-  run_mariadb "$port"
+  [ "$want_tls" = 1 ] && tls=tls
+  run_mariadb "$port" $tls
   echo "mariadb://kvmark@127.0.0.1:$port/kvmark" >"$dir/url"
+  [ -z "$tls" ] || echo "mariadb://kvmark@127.0.0.1:$port/kvmark?ssl-mode=VERIFY_IDENTITY" >"$dir/tls_url"
 }
 
-# Starts the server on $state/mariadb/data at PORT (again, after `scripts/servers down
-# mariadb`, with its databases and tables).
-run_mariadb() { # PORT
-  local dir="$state/mariadb" port=$1 user
+# Starts the server on $state/mariadb/data at PORT, with TLS when told `tls` (again,
+# after `scripts/servers down mariadb`, with its databases and tables).
+run_mariadb() { # PORT [tls]
+  local dir="$state/mariadb" port=$1 user ssl=()
   user=$(id -un)
+  # It runs as the caller, who owns the key. With the CA, a client certificate is
+  # checked when a client gives one, not required.
+  [ "${2:-}" = tls ] && ssl=(--ssl-cert="$state/tls/server.pem" --ssl-key="$state/tls/server.key"
+    --ssl-ca="$state/tls/ca.pem")
   # Durability as the server ships it (a commit flushes its log); 1 GiB packets so
   # values up to the engines' limit fit; MyRocks' 3072-byte keys are not needed (the
   # myrocks engine keeps to the 767 bytes any MyRocks server takes).
   /usr/sbin/mariadbd --no-defaults --user="$user" --datadir="$dir/data" \
     --socket="$dir/sock" --pid-file="$dir/pid" --log-error="$dir/log" \
     --bind-address=127.0.0.1 --port="$port" --skip-name-resolve \
-    --plugin-load-add=ha_rocksdb.so --init-file="$dir/init.sql" \
+    --plugin-load-add=ha_rocksdb.so --init-file="$dir/init.sql" "${ssl[@]}" \
     --max-connections=300 --max-allowed-packet=1G >>"$dir/log" 2>&1 &
   wait_until "mariadb on port $port" mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$port" \
     -u kvmark kvmark -e "SELECT 1 FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB' AND SUPPORT = 'YES'" --batch --skip-column-names
@@ -47,11 +54,17 @@ run_mariadb() { # PORT
   mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$port" -u kvmark kvmark --batch --skip-column-names \
     -e "SELECT ENGINE FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB' AND SUPPORT = 'YES'" | grep -q ROCKSDB ||
     die "mariadb: the RocksDB storage engine did not load (see $dir/log)"
+  # Over TLS, the server's certificate checked against the CA and the address.
+  [ ${#ssl[@]} -eq 0 ] || mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$port" -u kvmark kvmark \
+    --ssl --ssl-verify-server-cert --ssl-ca="$state/tls/ca.pem" --batch --skip-column-names \
+    -e "SHOW STATUS LIKE 'Ssl_cipher'" | grep -q . ||
+    die "mariadb: no TLS connection to port $port (see $dir/log)"
 }
 
 restart_mariadb() {
-  local url
+  local url tls=""
   url=$(cat "$state/mariadb/url")
   url=${url%/*}
-  run_mariadb "${url##*:}"
+  has_tls mariadb && tls=tls
+  run_mariadb "${url##*:}" $tls
 }

@@ -56,18 +56,21 @@ ferretdb_binary() {
 }
 
 start_mongodb() {
-  local dir="$state/mongodb" port backend_port
+  local dir="$state/mongodb" port backend_port tls_port
   # Built (once) here, so a restart never waits for it.
   ferretdb_binary >/dev/null
-  read -r port backend_port <<<"$(free_ports 2)"
+  # The third port for TLS, when asked for.
+  read -r port backend_port tls_port <<<"$(free_ports 3)"
+  [ "$want_tls" = 1 ] || tls_port=""
   mkdir -p "$dir"
   pg_init "$dir/backend"
   pg_run "$dir/backend" "$backend_port" "$dir/backend/pid"
   pg_createdb "$dir/backend" "$backend_port" ferretdb
   index_ids "$backend_port"
   echo "postgres://kvmark@127.0.0.1:$backend_port/ferretdb" >"$dir/backend/url"
-  run_mongodb "$port"
+  run_mongodb "$port" "$tls_port"
   echo "mongodb://127.0.0.1:$port" >"$dir/url"
+  [ -z "$tls_port" ] || echo "mongodb://127.0.0.1:$tls_port/?tls=true" >"$dir/tls_url"
 }
 
 # FerretDB 1.24 stores a collection as a table of one jsonb column with a unique b-tree
@@ -102,25 +105,37 @@ SQL
     die "mongodb: the backend's _id index trigger could not be made (see $state/mongodb/backend/log)"
 }
 
-# Starts FerretDB on PORT over its PostgreSQL backend (again, after `scripts/servers
-# down mongodb`, with its collections).
-run_mongodb() { # PORT
-  local dir="$state/mongodb" port=$1
+# Starts FerretDB on PORT over its PostgreSQL backend, and on TLS_PORT over TLS when
+# given (again, after `scripts/servers down mongodb`, with its collections).
+run_mongodb() { # PORT [TLS_PORT]
+  local dir="$state/mongodb" port=$1 tls_port=${2:-} tls=()
+  # A listener of its own for TLS, beside the plain one. No --listen-tls-ca-file: with
+  # it FerretDB 1.24 requires a client certificate of every TLS client. The backend
+  # stays plain (FerretDB reaches it on loopback).
+  [ -z "$tls_port" ] || tls=(--listen-tls="127.0.0.1:$tls_port"
+    --listen-tls-cert-file="$state/tls/server.pem" --listen-tls-key-file="$state/tls/server.key")
   # Loopback only, no debug HTTP listener (its fixed default port would clash between
   # instances), no telemetry (the machine reaches nothing beyond loopback).
   "$(ferretdb_binary)" --handler=postgresql --postgresql-url="$(cat "$dir/backend/url")" \
-    --state-dir="$dir" --listen-addr="127.0.0.1:$port" --debug-addr=- --telemetry=disable \
+    --state-dir="$dir" --listen-addr="127.0.0.1:$port" "${tls[@]}" --debug-addr=- --telemetry=disable \
     --log-level=warn >>"$dir/log" 2>&1 &
   echo $! >"$dir/pid"
   # FerretDB's own `ping` needs a setup database; a TCP connect is enough here, as it
   # listens only once its backend is ready.
   wait_until "FerretDB on port $port" bash -c "exec 3<>/dev/tcp/127.0.0.1/$port"
+  # Over TLS: a handshake that checks the certificate (Debian has no MongoDB client).
+  [ -z "$tls_port" ] || wait_until "FerretDB over TLS on port $tls_port" tls_handshake "$tls_port"
 }
 
 restart_mongodb() {
-  local url
+  local url tls_port=""
   url=$(cat "$state/mongodb/url")
-  run_mongodb "${url##*:}"
+  if has_tls mongodb; then
+    tls_port=$(cat "$state/mongodb/tls_url")
+    tls_port=${tls_port%/*}
+    tls_port=${tls_port##*:}
+  fi
+  run_mongodb "${url##*:}" "$tls_port"
 }
 
 # FerretDB's SIGTERM stops accepting connections but keeps serving the open ones until

@@ -1,14 +1,39 @@
 # PostgreSQL for the postgres engine: a fresh cluster made by initdb.
 # Sourced by scripts/servers (see redis.sh for what it provides). The pg_* helpers
 # take the instance's directory, so mongodb.sh runs a cluster of its own with them.
+#
+# With --tls the same port takes TLS too (a client asks for it at connect; pg_hba's
+# `host` lines, trust from 127.0.0.1, match plain and TLS connections alike).
 
 start_postgres() {
-  local dir="$state/postgres" port
+  local dir="$state/postgres" port tls=""
   port=$(free_port)
   pg_init "$dir"
-  run_postgres "$port"
+  [ "$want_tls" = 1 ] && tls=tls && pg_tls "$dir"
+  run_postgres "$port" $tls
   pg_createdb "$dir" "$port" kvmark
   echo "postgres://kvmark@127.0.0.1:$port/kvmark" >"$dir/url"
+  [ -z "$tls" ] || echo "postgres://kvmark@127.0.0.1:$port/kvmark?sslmode=verify-full" >"$dir/tls_url"
+}
+
+# Turns TLS on in the cluster in DIR/data, in its postgresql.conf, so a restart keeps
+# it. The server's key must be its own user's and private (or it refuses to start), so
+# the instance gets copies of the certificate files in DIR/tls, owned by that user.
+# With the CA, a client certificate is checked when a client gives one.
+pg_tls() { # DIR
+  local dir=$1
+  mkdir -p "$dir/tls"
+  cp "$state/tls/server.pem" "$state/tls/server.key" "$state/tls/ca.pem" "$dir/tls/"
+  chmod 600 "$dir/tls/server.key"
+  [ "$(id -u)" -eq 0 ] && chown -R postgres: "$dir/tls"
+  cat >>"$dir/data/postgresql.conf" <<CONF
+
+# scripts/servers start --tls
+ssl = on
+ssl_cert_file = '$dir/tls/server.pem'
+ssl_key_file = '$dir/tls/server.key'
+ssl_ca_file = '$dir/tls/ca.pem'
+CONF
 }
 
 # The newest installed PostgreSQL's programs.
@@ -76,16 +101,21 @@ pg_stop() { # DIR
 }
 
 # Starts the cluster in $state/postgres/data on PORT (again, after `scripts/servers
-# down postgres`, with its data).
-run_postgres() { # PORT
+# down postgres`, with its data), and checks its TLS when told `tls` (its
+# postgresql.conf has it on since start --tls).
+run_postgres() { # PORT [tls]
   pg_run "$state/postgres" "$1" "$state/postgres/pid"
+  # verify-full: over TLS, the certificate checked against the CA and the address.
+  [ "${2:-}" != tls ] || wait_until "postgres over TLS on port $1" "$(postgres_bin)/psql" -X -A -t \
+    "postgres://kvmark@127.0.0.1:$1/postgres?sslmode=verify-full&sslrootcert=$state/tls/ca.pem" -c "SELECT 1"
 }
 
 restart_postgres() {
-  local url
+  local url tls=""
   url=$(cat "$state/postgres/url")
   url=${url%/*}
-  run_postgres "${url##*:}"
+  has_tls postgres && tls=tls
+  run_postgres "${url##*:}" $tls
 }
 
 # PostgreSQL's SIGTERM is a smart shutdown, which waits for every client to leave;

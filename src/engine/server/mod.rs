@@ -6,6 +6,8 @@
 //! - [`net`]: the connection layer every server engine's sessions use ([`net::Link`]
 //!   with its [`net::Connector`]: timeouts, reconnecting, faults counted).
 //! - [`pipeline`]: pipeline groups (`--pipeline`), sessions sharing one connection.
+//! - [`tls`]: the TLS knobs every server engine shares and the rustls configuration
+//!   they make.
 //! - The engines, each behind its feature: `redis` (and `redis-cluster`, with the RESP
 //!   codec in `redis/resp.rs`), `postgres`, `mariadb` (and `myrocks`), `mongodb`,
 //!   `etcd`.
@@ -13,6 +15,8 @@
 pub mod inflight;
 pub mod net;
 pub mod pipeline;
+#[cfg(feature = "tls")]
+pub mod tls;
 
 #[cfg(feature = "etcd")]
 pub mod etcd;

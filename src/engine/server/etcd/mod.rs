@@ -92,14 +92,18 @@ static SERVER: ServerKind = ServerKind {
 };
 
 /// Connection options: kvmark bounds every request itself (the timeout knob), so only
-/// the TCP connect gets a bound of its own.
-fn connect_options(s: &Settings) -> ConnectOptions {
-    ConnectOptions::new().with_connect_timeout(s.timeout)
+/// the TCP connect gets a bound of its own; TLS for `https://` endpoints.
+fn connect_options(s: &Settings) -> Result<ConnectOptions, etcd_client::Error> {
+    let options = ConnectOptions::new().with_connect_timeout(s.timeout);
+    match s.tls_options_once().map_err(etcd_client::Error::InvalidArgs)? {
+        Some(tls) => Ok(options.with_tls(tls)),
+        None => Ok(options),
+    }
 }
 
 /// A client for the members `endpoints`, whose requests the running runtime serves.
 async fn connect(s: &Settings, endpoints: &[String]) -> Result<Client, etcd_client::Error> {
-    Client::connect(endpoints, Some(connect_options(s))).await
+    Client::connect(endpoints, Some(connect_options(s)?)).await
 }
 
 fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {

@@ -154,7 +154,10 @@ async fn connect(s: &Settings) -> Result<Conn, MyError> {
     if s.disable_wal {
         init.push("SET SESSION rocksdb_write_disable_wal = ON".to_string());
     }
-    let opts = OptsBuilder::from_opts(s.opts.clone())
+    let made = s
+        .connect_opts_once()
+        .map_err(|why| MyError(mysql_async::Error::Other(why.into())))?;
+    let opts = OptsBuilder::from_opts(made)
         // Statements are prepared once per connection and kept by the session; the
         // client's own cache would close them when it evicts one.
         .stmt_cache_size(0)

@@ -157,6 +157,8 @@ fn code(e: &mongodb::error::Error) -> Option<i32> {
 /// waits bounded by the timeout (the caller bounds the whole by the timeout too).
 async fn connect(s: &Settings) -> Result<Client, MongoError> {
     let mut o = ClientOptions::parse(&s.url).await?;
+    s.apply_tls(&mut o)
+        .map_err(|why| MongoError(std::io::Error::other(why).into()))?;
     o.connect_timeout = Some(s.timeout);
     o.server_selection_timeout = Some(s.timeout);
     // kvmark counts every fault; a driver retry would hide one inside a sample.

@@ -37,9 +37,12 @@
 
 use std::sync::{Arc, Mutex};
 
+use futures_util::future::Either;
 use tokio_postgres::error::SqlState;
+use tokio_postgres::tls::MakeTlsConnect;
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, Config, NoTls, Statement};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use self::admin::{AdminConnector, SQL_WAL, admin, remove, server_stats, table};
 use self::knobs::{KNOBS, Settings, start};
@@ -123,9 +126,42 @@ async fn connect(s: &Settings) -> Result<Client, PgError> {
 async fn connect_driven(
     s: &Settings,
 ) -> Result<(Client, impl Future<Output = Result<(), PgError>> + Send + 'static), PgError> {
-    let config: Config = s.url.parse().map_err(PgError)?;
-    let (client, connection) = config.connect(NoTls).await.map_err(PgError)?;
-    Ok((client, async move { connection.await.map_err(PgError) }))
+    let mut config: Config = s.conn.parse().map_err(PgError)?;
+    if s.ssl == knobs::SslMode::Disable {
+        config.ssl_mode(tokio_postgres::config::SslMode::Disable);
+        let (client, connection) = config.connect(NoTls).await.map_err(PgError)?;
+        return Ok((client, Either::Left(async move { connection.await.map_err(PgError) })));
+    }
+    config.ssl_mode(tokio_postgres::config::SslMode::Require);
+    let tls = PgTls(s.tls_config_once());
+    let (client, connection) = config.connect(tls).await.map_err(PgError)?;
+    Ok((client, Either::Right(async move { connection.await.map_err(PgError) })))
+}
+
+/// tokio-postgres's TLS connector for the settings' configuration, or the reason
+/// there is none, which connecting then fails with (the knob check has refused
+/// it already unless a file changed since).
+struct PgTls(Result<Arc<rustls::ClientConfig>, String>);
+
+impl<S> MakeTlsConnect<S> for PgTls
+where
+    MakeRustlsConnect: MakeTlsConnect<S, Error = std::convert::Infallible>,
+{
+    type Stream = <MakeRustlsConnect as MakeTlsConnect<S>>::Stream;
+    type TlsConnect = <MakeRustlsConnect as MakeTlsConnect<S>>::TlsConnect;
+    type Error = std::io::Error;
+
+    fn make_tls_connect(&mut self, host: &str) -> Result<Self::TlsConnect, std::io::Error> {
+        match &self.0 {
+            Ok(config) => {
+                match MakeTlsConnect::<S>::make_tls_connect(&mut MakeRustlsConnect::new((**config).clone()), host) {
+                    Ok(connect) => Ok(connect),
+                    Err(never) => match never {},
+                }
+            }
+            Err(why) => Err(std::io::Error::other(why.clone())),
+        }
+    }
 }
 
 fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {

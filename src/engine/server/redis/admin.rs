@@ -3,20 +3,44 @@
 
 use std::time::Duration;
 
-use redis::{Client, ConnectionAddr, IntoConnectionInfo, RedisError, Value};
+use redis::{Client, IntoConnectionInfo, RedisError, Value};
 
-use super::{Settings, cluster, net};
+use super::{Settings, cluster, net, tls};
 use crate::engine::{EngineError, EngineOptions, EngineResult, KnobTable};
+
+/// The crate's client for `url` (or connection settings), trusting the CA and showing
+/// the client certificate of the TLS knobs for a `rediss://` URL.
+pub(super) fn client(s: &Settings, url: impl IntoConnectionInfo) -> redis::RedisResult<Client> {
+    if !s.tls.any() {
+        return Client::open(url);
+    }
+    let read = |f: &std::path::Path| {
+        std::fs::read(f).map_err(|e| {
+            RedisError::from((
+                redis::ErrorKind::InvalidClientConfig,
+                "cannot read a TLS file",
+                format!("{}: {e}", f.display()),
+            ))
+        })
+    };
+    let client_tls = match (&s.tls.cert, &s.tls.key) {
+        (Some(cert), Some(key)) => Some(redis::ClientTlsConfig {
+            client_cert: read(cert)?,
+            client_key: read(key)?,
+        }),
+        _ => None,
+    };
+    let root_cert = s.tls.ca.as_deref().map(read).transpose()?;
+    tls::install_provider();
+    Client::build_with_tls(url, redis::TlsCertificates { client_tls, root_cert })
+}
 
 /// A blocking connection to `url` (or connection settings), every exchange bounded by
 /// the timeout.
-pub(super) fn connect_blocking(
-    url: impl IntoConnectionInfo,
-    timeout: Duration,
-) -> redis::RedisResult<redis::Connection> {
-    let conn = Client::open(url)?.get_connection_with_timeout(timeout)?;
-    conn.set_read_timeout(Some(timeout))?;
-    conn.set_write_timeout(Some(timeout))?;
+pub(super) fn connect_blocking(s: &Settings, url: impl IntoConnectionInfo) -> redis::RedisResult<redis::Connection> {
+    let conn = client(s, url)?.get_connection_with_timeout(s.timeout)?;
+    conn.set_read_timeout(Some(s.timeout))?;
+    conn.set_write_timeout(Some(s.timeout))?;
     Ok(conn)
 }
 
@@ -26,8 +50,8 @@ pub(super) fn connect_blocking(
 pub(super) fn admin_connection(s: &Settings, key: Option<&[u8]>) -> Result<redis::Connection, String> {
     let mut why = String::new();
     for url in s.urls() {
-        let attempt = connect_blocking(url, s.timeout).and_then(|mut conn| match (s.cluster, key) {
-            (true, Some(key)) => owner_of(url, &mut conn, key, s.timeout),
+        let attempt = connect_blocking(s, url).and_then(|mut conn| match (s.cluster, key) {
+            (true, Some(key)) => owner_of(s, url, &mut conn, key),
             _ => Ok(conn),
         });
         match attempt {
@@ -41,10 +65,10 @@ pub(super) fn admin_connection(s: &Settings, key: Option<&[u8]>) -> Result<redis
 /// A connection to the primary that serves `key`'s slot, asked of the node behind
 /// `conn` (reached at `url`, whose credentials the new connection reuses).
 pub(super) fn owner_of(
+    s: &Settings,
     url: &str,
     conn: &mut redis::Connection,
     key: &[u8],
-    timeout: Duration,
 ) -> redis::RedisResult<redis::Connection> {
     let slot: i64 = redis::cmd("CLUSTER").arg("KEYSLOT").arg(key).query(conn)?;
     let slots: Vec<Value> = redis::cmd("CLUSTER").arg("SLOTS").query(conn)?;
@@ -55,9 +79,9 @@ pub(super) fn owner_of(
             && (*start..=*end).contains(&slot)
             && let [Value::BulkString(host), Value::Int(port), ..] = primary.as_slice()
         {
-            let addr = ConnectionAddr::Tcp(String::from_utf8_lossy(host).into_owned(), *port as u16);
-            let info = Client::open(url)?.get_connection_info().clone().set_addr(addr);
-            return connect_blocking(info, timeout);
+            let info = url.into_connection_info()?;
+            let addr = cluster::node_addr(info.addr(), String::from_utf8_lossy(host).into_owned(), *port as u16);
+            return connect_blocking(s, info.set_addr(addr));
         }
     }
     Err(RedisError::from((
@@ -74,11 +98,11 @@ pub(super) fn primary_connections(s: &Settings) -> Result<Vec<redis::Connection>
     for url in s.urls() {
         let attempt = (|| {
             let info = url.into_connection_info()?;
-            let mut seed = connect_blocking(url, s.timeout)?;
+            let mut seed = connect_blocking(s, url)?;
             let mut conns = Vec::new();
             for addr in cluster::primaries(&mut seed, &info)? {
-                let node = info.clone().set_addr(cluster::tcp_addr(&addr)?);
-                conns.push(connect_blocking(node, s.timeout)?);
+                let node = info.clone().set_addr(cluster::parse_node_addr(info.addr(), &addr)?);
+                conns.push(connect_blocking(s, node)?);
             }
             Ok::<_, RedisError>(conns)
         })();

@@ -125,6 +125,8 @@ pub struct Nodes {
     info: ConnectionInfo,
     group: Option<Arc<ClusterGroup>>,
     redirects: Arc<Redirects>,
+    /// The TLS handshakes' configuration (`rediss://` seeds).
+    tls: Option<tokio_rustls::TlsConnector>,
     /// A batch's keys by primary, and its keys redirected (reused, so a batch
     /// allocates nothing once they have grown).
     parts: Vec<Vec<u32>>,
@@ -142,11 +144,12 @@ impl Nodes {
         seeds: &[ConnectionInfo],
         group: Option<Arc<ClusterGroup>>,
         redirects: Arc<Redirects>,
+        tls: Option<tokio_rustls::TlsConnector>,
     ) -> Result<Nodes, RedisError> {
         let mut last = None;
         for seed in seeds {
             let attempt = async {
-                let pipe = PipeRef::connect(None, seed).await?;
+                let pipe = PipeRef::connect(None, seed, tls.as_ref()).await?;
                 let mut slots = redis::cmd("CLUSTER");
                 slots.arg("SLOTS");
                 pipe.command(false, &slots).await
@@ -161,6 +164,7 @@ impl Nodes {
                         info: seed.clone(),
                         group,
                         redirects,
+                        tls,
                         parts: vec![Vec::new(); n],
                         stragglers: Vec::new(),
                     });
@@ -195,9 +199,11 @@ impl Nodes {
     async fn pipe(&mut self, node: usize) -> Result<&PipeRef, RedisError> {
         if self.pipes[node].is_none() {
             let addr = &self.addrs[node];
-            let info = self.info.clone().set_addr(tcp_addr(addr)?);
+            let info = self.info.clone().set_addr(parse_node_addr(self.info.addr(), addr)?);
             let group = self.group.as_ref().map(|g| g.node(addr));
-            self.pipes[node] = Some(PipeRef::connect(group.as_deref(), &info).await?);
+            // Boxed: connecting is rare, and its state would otherwise grow every
+            // request's future, which `block_on` moves whole on each operation.
+            self.pipes[node] = Some(Box::pin(PipeRef::connect(group.as_deref(), &info, self.tls.as_ref())).await?);
         }
         Ok(self.pipes[node].as_ref().expect("connected above"))
     }
@@ -346,11 +352,26 @@ impl Nodes {
     }
 }
 
-/// A node's `HOST:PORT` (as CLUSTER SLOTS and redirections give it) as an address.
-pub fn tcp_addr(addr: &str) -> Result<ConnectionAddr, RedisError> {
+/// A node's `HOST:PORT` (as CLUSTER SLOTS and redirections give it) as an address,
+/// reached as the seed `like` is (over TLS when it is).
+pub fn parse_node_addr(like: &ConnectionAddr, addr: &str) -> Result<ConnectionAddr, RedisError> {
     addr.rsplit_once(':')
-        .and_then(|(h, p)| Some(ConnectionAddr::Tcp(h.to_string(), p.parse().ok()?)))
+        .and_then(|(h, p)| Some(node_addr(like, h.to_string(), p.parse().ok()?)))
         .ok_or_else(|| client_error("a node address without a port", addr.to_string()))
+}
+
+/// The address of the node at `host`:`port`, reached as the seed `like` is.
+pub fn node_addr(like: &ConnectionAddr, host: String, port: u16) -> ConnectionAddr {
+    match like {
+        // The crate's TLS parameters (the CA) are set again when its client is built.
+        ConnectionAddr::TcpTls { insecure, .. } => ConnectionAddr::TcpTls {
+            host,
+            port,
+            insecure: *insecure,
+            tls_params: None,
+        },
+        _ => ConnectionAddr::Tcp(host, port),
+    }
 }
 
 /// A server error that is a redirection.
@@ -374,7 +395,7 @@ fn too_many(slot: u16) -> RedisError {
 /// replicas.
 fn slot_map(v: &Value, seed: &ConnectionInfo) -> Result<(Box<[u16]>, Vec<String>), RedisError> {
     let seed_host = match seed.addr() {
-        ConnectionAddr::Tcp(host, _) => host.clone(),
+        ConnectionAddr::Tcp(host, _) | ConnectionAddr::TcpTls { host, .. } => host.clone(),
         _ => String::new(),
     };
     let mut owner = vec![u16::MAX; SLOTS].into_boxed_slice();

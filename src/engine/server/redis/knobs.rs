@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use redis::Client;
 
+use super::tls::{self, ca_knob, cert_knob, key_knob};
 use super::{
     CLUSTER_ENGINE, CLUSTER_URL_ENV, DEFAULT_CLUSTER_URL, DEFAULT_URL, ENGINE, Layout, Settings, URL_ENV, net,
 };
@@ -27,8 +28,29 @@ impl Settings {
             }
     }
 
+    /// True when the URLs ask for TLS (`rediss://`).
+    pub(super) fn uses_tls(&self) -> bool {
+        self.urls().next().is_some_and(|u| u.starts_with("rediss://"))
+    }
+
+    /// The TLS handshakes' configuration for `rediss://` URLs (None for `redis://`).
+    pub(super) fn tls_connector(&self) -> Result<Option<tokio_rustls::TlsConnector>, String> {
+        if !self.uses_tls() {
+            self.tls.refuse_without_tls("use rediss://HOST:PORT for TLS")?;
+            return Ok(None);
+        }
+        let config = tls::client_config(&self.tls, tls::Verify::Full)?;
+        Ok(Some(tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))))
+    }
+
     /// Refuses settings that cannot work together.
     pub(super) fn check(&self) -> EngineResult<()> {
+        if self.urls().any(|u| u.starts_with("rediss://") != self.uses_tls()) {
+            return Err(EngineError::other(format!(
+                "engine {}: the seed nodes mix rediss:// and redis://; a cluster is reached one way",
+                self.engine()
+            )));
+        }
         if self.spread() && self.index {
             return Err(EngineError::other(format!(
                 "engine {CLUSTER_ENGINE}: layout=spread cannot keep index=zset (a sorted set lives in one slot, \
@@ -64,6 +86,7 @@ pub(super) fn start_single() -> Settings {
         timeout: Duration::from_secs(5),
         cluster: false,
         layout: Layout::Auto,
+        tls: Default::default(),
     }
 }
 
@@ -100,36 +123,52 @@ pub(super) fn set_url(s: &mut Settings, v: &KnobValue<'_>, list: bool) -> Result
             ));
         }
         if let Err(e) = Client::open(url) {
-            return Err(refuse(format!("not a Redis URL ({e}); expected redis://HOST:PORT")));
+            return Err(refuse(format!(
+                "not a Redis URL ({e}); expected redis://HOST:PORT, or rediss://HOST:PORT for TLS"
+            )));
+        }
+        if url.starts_with("rediss://") && url.ends_with("#insecure") {
+            return Err(refuse(
+                "kvmark checks the server's certificate: drop #insecure and give the server's CA as tls_ca=FILE".into(),
+            ));
         }
     }
     s.url = v.text.to_string();
     Ok(())
 }
 
-pub(super) static KNOBS: KnobTable<Settings> = KnobTable::new(
+/// Refuses TLS files that do not read or do not fit the URL's scheme.
+fn check_tls(s: &Settings) -> Result<(), (&'static str, String)> {
+    s.tls_connector().map(drop).map_err(|why| ("url", why))
+}
+
+pub(super) static KNOBS: KnobTable<Settings> = KnobTable::<Settings>::new(
     ENGINE,
     start_single,
     &[
         KnobDef {
             name: "url",
-            help: "the server, redis://[:PASSWORD@]HOST:PORT[/DB] (default: $KVMARK_REDIS_URL, else redis://127.0.0.1:6379; passwords are masked wherever it is shown)",
+            help: "the server, redis://[:PASSWORD@]HOST:PORT[/DB], rediss:// for TLS (default: $KVMARK_REDIS_URL, else redis://127.0.0.1:6379; passwords are masked wherever it is shown)",
             default: || net::mask_password(&default_url()).into_owned(),
             set: |s, v| set_url(s, v, false),
         },
         INDEX_KNOB,
         TIMEOUT_KNOB,
+        ca_knob(),
+        cert_knob(),
+        key_knob(),
     ],
 )
-.with_contract(&[("index", "zset")]);
+.with_contract(&[("index", "zset")])
+.with_check(check_tls);
 
-pub(super) static CLUSTER_KNOBS: KnobTable<Settings> = KnobTable::new(
+pub(super) static CLUSTER_KNOBS: KnobTable<Settings> = KnobTable::<Settings>::new(
     CLUSTER_ENGINE,
     start_cluster,
     &[
         KnobDef {
             name: "url",
-            help: "seed nodes of the cluster, comma-separated redis://[:PASSWORD@]HOST:PORT (default: $KVMARK_REDIS_CLUSTER_URL, else redis://127.0.0.1:7000; passwords are masked wherever it is shown)",
+            help: "seed nodes of the cluster, comma-separated redis://[:PASSWORD@]HOST:PORT, rediss:// for TLS (default: $KVMARK_REDIS_CLUSTER_URL, else redis://127.0.0.1:7000; passwords are masked wherever it is shown)",
             default: || net::mask_password(&default_cluster_url()).into_owned(),
             set: |s, v| set_url(s, v, true),
         },
@@ -149,6 +188,10 @@ pub(super) static CLUSTER_KNOBS: KnobTable<Settings> = KnobTable::new(
                 })
             },
         },
+        ca_knob(),
+        cert_knob(),
+        key_knob(),
     ],
 )
-.with_contract(&[("index", "zset")]);
+.with_contract(&[("index", "zset")])
+.with_check(check_tls);

@@ -53,8 +53,10 @@ use self::cluster::{ClusterGroup, Nodes, Redirects, key_slot};
 use self::knobs::{CLUSTER_KNOBS, KNOBS, settings_or_default, start_cluster, start_single};
 use self::pipe::{Group, PipeRef};
 use super::net::{self, Connector, Fault, Link, LinkStats};
+use super::tls::{self, HasTls, TlsFiles};
 use crate::engine::{
-    AppendMethod, EngineInfo, EngineResult, KnobTable, OpenRequest, Pipeline, ServerKind, Session, StorageKind, Store,
+    AppendMethod, EngineError, EngineInfo, EngineResult, KnobTable, OpenRequest, Pipeline, ServerKind, Session,
+    StorageKind, Store,
 };
 
 mod admin;
@@ -141,6 +143,14 @@ struct Settings {
     timeout: Duration,
     cluster: bool,
     layout: Layout,
+    /// The TLS knobs (used with `rediss://` URLs).
+    tls: TlsFiles,
+}
+
+impl HasTls for Settings {
+    fn tls_files(&mut self) -> &mut TlsFiles {
+        &mut self.tls
+    }
 }
 
 /// Appends under the cap and keeps the index: KEYS[1] the key, KEYS[2] the index (when
@@ -190,6 +200,8 @@ struct Shared {
     delete_range: Script,
     links: Arc<LinkStats>,
     redirects: Arc<Redirects>,
+    /// The TLS handshakes' configuration, for `rediss://` URLs.
+    tls: Option<tokio_rustls::TlsConnector>,
 }
 
 fn open(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
@@ -203,6 +215,9 @@ fn open_cluster(req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
 fn open_with(knobs: &KnobTable<Settings>, req: &OpenRequest<'_>) -> EngineResult<Box<dyn Store>> {
     let settings = knobs.parse(req.options)?;
     settings.check()?;
+    let tls = settings
+        .tls_connector()
+        .map_err(|why| EngineError::other(format!("engine {}: {why}", settings.engine())))?;
     let name = req.namespace(settings.engine())?;
     let client = match settings.cluster {
         true => settings
@@ -210,7 +225,7 @@ fn open_with(knobs: &KnobTable<Settings>, req: &OpenRequest<'_>) -> EngineResult
             .map(|u| u.into_connection_info())
             .collect::<Result<Vec<_>, _>>()
             .map(Clients::Cluster),
-        false => Client::open(settings.url.as_str()).map(Clients::Single),
+        false => admin::client(&settings, settings.url.as_str()).map(|c| Clients::Single(Box::new(c))),
     }
     .map_err(|e| admin_err(&settings, "url", e))?;
     let (prefix, index) = names(&settings, name);
@@ -240,6 +255,7 @@ fn open_with(knobs: &KnobTable<Settings>, req: &OpenRequest<'_>) -> EngineResult
             delete_range: Script::new(DELETE_RANGE_LUA),
             links: Arc::default(),
             redirects: Arc::default(),
+            tls,
         }),
         admin: Mutex::new(admin),
     }))
@@ -247,7 +263,7 @@ fn open_with(knobs: &KnobTable<Settings>, req: &OpenRequest<'_>) -> EngineResult
 
 /// What sessions connect to.
 enum Clients {
-    Single(Client),
+    Single(Box<Client>),
     /// The cluster's seed nodes.
     Cluster(Vec<ConnectionInfo>),
 }
@@ -447,7 +463,7 @@ impl<const CLUSTER: bool> Connector for RedisConnector<CLUSTER> {
                     Groups::Single(g) => Some(&**g),
                     _ => None,
                 };
-                let pipe = PipeRef::connect(group, info).await?;
+                let pipe = PipeRef::connect(group, info, self.shared.tls.as_ref()).await?;
                 Ok(Conn::Piped(pipe, info.redis_settings().db()))
             }
             (Clients::Cluster(seeds), groups) => {
@@ -455,7 +471,8 @@ impl<const CLUSTER: bool> Connector for RedisConnector<CLUSTER> {
                     Groups::Cluster(g) => Some(g.clone()),
                     _ => None,
                 };
-                let nodes = Nodes::connect(seeds, group, self.shared.redirects.clone()).await?;
+                let nodes =
+                    Nodes::connect(seeds, group, self.shared.redirects.clone(), self.shared.tls.clone()).await?;
                 Ok(Conn::Cluster(Box::new(nodes), self.shared.index_slot))
             }
         }

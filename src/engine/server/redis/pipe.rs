@@ -20,15 +20,16 @@ use std::task::{Context, Poll, Waker};
 use redis::{Cmd, ConnectionAddr, ConnectionInfo, RedisError, Value};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use super::resp;
+use super::{resp, tls};
 use crate::engine::inflight::{self, Idle};
 
 /// How much the read buffer grows by, and starts at.
 const READ_CHUNK: usize = 16 << 10;
 
-/// The socket: TCP or a Unix socket, as the URL says.
+/// The socket: TCP, TCP with TLS or a Unix socket, as the URL says.
 enum Stream {
     Tcp(tokio::net::TcpStream),
+    Tls(Box<tokio_rustls::client::TlsStream<tokio::net::TcpStream>>),
     Unix(tokio::net::UnixStream),
 }
 
@@ -36,6 +37,7 @@ impl Stream {
     fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         match self {
             Stream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => Pin::new(&mut **s).poll_read(cx, buf),
             Stream::Unix(s) => Pin::new(s).poll_read(cx, buf),
         }
     }
@@ -43,7 +45,25 @@ impl Stream {
     fn poll_write(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         match self {
             Stream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Tls(s) => Pin::new(&mut **s).poll_write(cx, buf),
             Stream::Unix(s) => Pin::new(s).poll_write(cx, buf),
+        }
+    }
+
+    /// True when bytes taken by `poll_write` still wait to reach the socket: TLS
+    /// records rustls holds because the socket was full.
+    fn holds_output(&self) -> bool {
+        match self {
+            Stream::Tls(s) => s.get_ref().1.wants_write(),
+            _ => false,
+        }
+    }
+
+    /// Writes out what [`Stream::holds_output`]: Ready once the socket took it.
+    fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self {
+            Stream::Tls(s) => Pin::new(&mut **s).poll_flush(cx),
+            _ => Poll::Ready(Ok(())),
         }
     }
 }
@@ -84,6 +104,13 @@ struct State {
     broken: Option<String>,
     /// True while the connection is on the thread's idle list.
     flagged: bool,
+}
+
+impl State {
+    /// True while requests wait to reach the socket: not yet written, or held by TLS.
+    fn owes_output(&self) -> bool {
+        self.written < self.wbuf.len() || self.stream.as_ref().is_some_and(Stream::holds_output)
+    }
 }
 
 /// One connection, shared by the sessions of a pipeline group.
@@ -195,6 +222,16 @@ impl Pipe {
         }
         state.wbuf.clear();
         state.written = 0;
+        if let Some(stream) = state.stream.as_mut().filter(|s| s.holds_output()) {
+            match stream.poll_drain(cx) {
+                Poll::Ready(Ok(())) => {}
+                Poll::Ready(Err(e)) => {
+                    Self::fail(state, format!("writing to the server: {e}"));
+                    return Poll::Ready(Err(()));
+                }
+                Poll::Pending => return Poll::Pending,
+            }
+        }
         Poll::Ready(Ok(()))
     }
 
@@ -293,7 +330,12 @@ pub struct PipeRef {
 impl PipeRef {
     /// Joins the group's connection, or opens one (for `group` None, one of its own)
     /// to the server of `info`.
-    pub async fn connect(group: Option<&Group>, info: &ConnectionInfo) -> Result<PipeRef, RedisError> {
+    /// `tls` is the handshake's configuration, for a `rediss://` address.
+    pub async fn connect(
+        group: Option<&Group>,
+        info: &ConnectionInfo,
+        tls: Option<&tokio_rustls::TlsConnector>,
+    ) -> Result<PipeRef, RedisError> {
         let (pipe, make) = match group {
             None => (Pipe::new(), true),
             Some(g) => {
@@ -313,7 +355,7 @@ impl PipeRef {
             // Dropped before the set-up ends (a timeout): the sessions waiting to join
             // must not wait for it.
             let mut guard = SetUp(Some(&me.pipe));
-            me.open(info).await?;
+            me.open(info, tls).await?;
             guard.0 = None;
         } else {
             me.joined().await?;
@@ -334,8 +376,9 @@ impl PipeRef {
         Ok(PipeRef { pipe, slot })
     }
 
-    /// Connects the socket and sets the connection up as the URL asks (AUTH, SELECT).
-    async fn open(&self, info: &ConnectionInfo) -> Result<(), RedisError> {
+    /// Connects the socket (with the TLS handshake for `rediss://`) and sets the
+    /// connection up as the URL asks (AUTH, SELECT).
+    async fn open(&self, info: &ConnectionInfo, tls: Option<&tokio_rustls::TlsConnector>) -> Result<(), RedisError> {
         if info.redis_settings().protocol() != redis::ProtocolVersion::RESP2 {
             return Err(RedisError::from((
                 redis::ErrorKind::InvalidClientConfig,
@@ -348,11 +391,29 @@ impl PipeRef {
                 socket.set_nodelay(info.tcp_settings().nodelay())?;
                 Stream::Tcp(socket)
             }
+            ConnectionAddr::TcpTls { host, port, .. } => {
+                let Some(tls) = tls else {
+                    return Err(RedisError::from((
+                        redis::ErrorKind::InvalidClientConfig,
+                        "a rediss:// address without a TLS configuration",
+                        info.addr().to_string(),
+                    )));
+                };
+                let name = tls::server_name(host)
+                    .map_err(|why| RedisError::from((redis::ErrorKind::InvalidClientConfig, "TLS", why)))?;
+                let socket = tokio::net::TcpStream::connect((host.as_str(), *port)).await?;
+                socket.set_nodelay(info.tcp_settings().nodelay())?;
+                // A certificate that does not verify fails here, with rustls's reason.
+                // Boxed: the handshake's state is large, and this future is part of
+                // every request's where a request may connect (a cluster's node), which
+                // `block_on` moves whole on each operation.
+                Stream::Tls(Box::new(Box::pin(tls.connect(name, socket)).await?))
+            }
             ConnectionAddr::Unix(path) => Stream::Unix(tokio::net::UnixStream::connect(path).await?),
             other => {
                 return Err(RedisError::from((
                     redis::ErrorKind::InvalidClientConfig,
-                    "this build of kvmark has no TLS",
+                    "an address kvmark cannot reach",
                     other.to_string(),
                 )));
             }
@@ -435,7 +496,7 @@ impl PipeRef {
     pub fn flush_now(&self) {
         if let Ok(state) = self.pipe.state()
             && !state.flagged
-            && state.written < state.wbuf.len()
+            && state.owes_output()
         {
             let mut cx = Context::from_waker(Waker::noop());
             let _ = Pipe::poll_flush(state, &mut cx);
@@ -559,7 +620,7 @@ impl Wait<'_> {
         // Outside connections nobody writes for this session: it does. A failed write
         // leaves `broken` set, which the loop below reports; Pending means the socket
         // holds this waker for writing.
-        if !state.flagged && state.written < state.wbuf.len() {
+        if !state.flagged && state.owes_output() {
             let _ = Pipe::poll_flush(state, cx);
         }
         loop {
