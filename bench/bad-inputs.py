@@ -2,7 +2,7 @@
 """Bad inputs through the real binary (issue 21): generates malformed and hostile
 inputs for every parser kvmark has (specs, config files, operation logs, histogram
 logs, `kvmark merge` segment directories, YCSB property files, command-line flags,
-Lua workloads), runs kvmark on each in a fresh directory with a time limit, and
+the server engines' TLS knobs and URL parameters, Lua workloads), runs kvmark on each in a fresh directory with a time limit, and
 counts what must never happen: a panic (exit 101 or "panicked" on stderr), a hang
 (the time limit), a death by signal, an exit 0 on an input that is invalid, and a
 refusal without a message on stderr. Every input here is invalid by construction.
@@ -496,6 +496,42 @@ def cli_cases():
 
 
 # ---------------------------------------------------------------------------
+# TLS: the server engines' TLS knobs and the URLs' TLS parameters, refused before any
+# connection (no server needed).
+
+def tls_cases():
+    null = os.path.join(ROOT, "workloads", "null.lua")
+    url_knob = {"etcd": "endpoints"}
+    tls_url = {
+        "redis": "rediss://127.0.0.1:1", "redis-cluster": "rediss://127.0.0.1:1",
+        "postgres": "postgres://kvmark@127.0.0.1:1/kvmark?sslmode=verify-full",
+        "mariadb": "mariadb://kvmark@127.0.0.1:1/kvmark?ssl-mode=VERIFY_IDENTITY",
+        "myrocks": "mariadb://kvmark@127.0.0.1:1/kvmark?ssl-mode=VERIFY_IDENTITY",
+        "mongodb": "mongodb://127.0.0.1:1/?tls=true", "etcd": "https://127.0.0.1:1",
+    }
+    for engine, url in tls_url.items():
+        at = ["--backend", engine, "--engine-opt", f"{engine}.{url_knob.get(engine, 'url')}={url}"]
+        for name, opt in [("tls_ca missing", "tls_ca=nosuch.pem"), ("tls_ca not PEM", f"tls_ca={null}"),
+                          ("tls_ca a directory", "tls_ca=."), ("tls_cert not PEM", f"tls_cert={null}"),
+                          ("tls_key not PEM", f"tls_key={null}")]:
+            case("tls", f"{engine} {name}", at + ["--engine-opt", f"{engine}.{opt}", null])
+    for name, engine, url in [
+        ("postgres sslmode=prefer", "postgres", "postgres://kvmark@127.0.0.1:1/kvmark?sslmode=prefer"),
+        ("postgres sslmode unknown", "postgres", "postgres://kvmark@127.0.0.1:1/kvmark?sslmode=sometimes"),
+        ("postgres sslmode in a key=value string", "postgres", "host=127.0.0.1 port=1 sslmode=allow"),
+        ("mariadb ssl-mode=PREFERRED", "mariadb", "mariadb://kvmark@127.0.0.1:1/kvmark?ssl-mode=PREFERRED"),
+        ("mariadb ssl-mode unknown", "mariadb", "mariadb://kvmark@127.0.0.1:1/kvmark?ssl-mode=maybe"),
+        ("mariadbs with another ssl-mode", "mariadb", "mariadbs://kvmark@127.0.0.1:1/kvmark?ssl-mode=REQUIRED"),
+        ("mariadb the client's own TLS flag", "mariadb", "mariadb://kvmark@127.0.0.1:1/kvmark?require_ssl=true"),
+        ("redis #insecure", "redis", "rediss://127.0.0.1:1/#insecure"),
+        ("redis-cluster seeds mixing rediss and redis", "redis-cluster", "rediss://127.0.0.1:1,redis://127.0.0.1:2"),
+        ("etcd endpoints mixing https and http", "etcd", "https://127.0.0.1:1,http://127.0.0.1:2"),
+    ]:
+        knob = url_knob.get(engine, "url")
+        case("tls", name, ["--backend", engine, "--engine-opt", f"{engine}.{knob}={url}", null])
+
+
+# ---------------------------------------------------------------------------
 # Lua workloads
 
 LUA_BASE = """local put, get = kv.put, kv.get
@@ -607,6 +643,7 @@ def main():
         merge_cases(make_segments(kvmark, work))
         ycsb_cases()
         cli_cases()
+        tls_cases()
         lua_cases()
         cases = [c for c in CASES if not a.only or c.parser == a.only]
         with ThreadPoolExecutor(a.jobs) as pool:

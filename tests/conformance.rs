@@ -70,7 +70,8 @@ const PLAIN: Mode = Mode {
 };
 
 /// Every engine of [`registry`]; a second time as a pipeline group where it pipelines;
-/// and a server engine a third time over TLS, on the TLS URL of its server.
+/// and a server engine again over TLS, on the TLS URL of its server (twice where it
+/// pipelines: sessions of their own, and a pipeline group).
 fn variants() -> Vec<(&'static EngineInfo, Mode)> {
     registry()
         .into_iter()
@@ -82,14 +83,13 @@ fn variants() -> Vec<(&'static EngineInfo, Mode)> {
                     tls: false,
                 },
             ));
-            let tls = tls_server(info).map(|_| {
-                (
-                    info,
-                    Mode {
-                        pipeline: None,
-                        tls: true,
-                    },
-                )
+            // Over TLS with sessions of their own, and pipelined where the engine
+            // pipelines (TLS records then carry many requests).
+            let tls = tls_server(info).into_iter().flat_map(move |_| {
+                let depths = [None]
+                    .into_iter()
+                    .chain(info.pipelines().then_some(Some(PIPELINE_DEPTH)));
+                depths.map(move |pipeline| (info, Mode { pipeline, tls: true }))
             });
             std::iter::once((info, PLAIN)).chain(piped).chain(tls)
         })
@@ -166,7 +166,8 @@ impl Fixture {
         }
         let label = match (pipeline, mode.tls) {
             // Leaked once per such fixture: failure messages take a &'static str.
-            (Some(depth), _) => &*Box::leak(format!("{} (--pipeline {depth})", info.name).into_boxed_str()),
+            (Some(depth), false) => &*Box::leak(format!("{} (--pipeline {depth})", info.name).into_boxed_str()),
+            (Some(depth), true) => &*Box::leak(format!("{} (TLS, --pipeline {depth})", info.name).into_boxed_str()),
             (None, true) => &*Box::leak(format!("{} (TLS)", info.name).into_boxed_str()),
             (None, false) => info.name,
         };
