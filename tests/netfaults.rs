@@ -20,6 +20,9 @@
 //! so they are held to the same: counted timeouts for a pause, counted errors and
 //! reconnections for dropped connections.
 //!
+//! The stop and restart runs a second time over TLS (the servers started with
+//! `--tls`, the runs on their TLS URLs), where each reconnection is a new handshake.
+//!
 //! Each test starts private servers of its own (scripts/servers with its own state
 //! directory), so stopping or pausing one never disturbs another test's. An engine
 //! whose server is not installed is skipped in a dev run, saying so, and fails under
@@ -179,11 +182,20 @@ const ENGINES: [(&str, &str); 7] = [
 /// Starts the server of each of `engines` that this machine can start, in turn, and
 /// calls `test` with it and the engine's name.
 fn each_engine(engines: &[&'static str], test: impl Fn(&PrivateServer, &'static str)) {
+    each_engine_with(engines, PrivateServer::start, test);
+}
+
+/// [`each_engine`] with the servers started by `start` (over TLS, for one).
+fn each_engine_with(
+    engines: &[&'static str],
+    start: fn(&'static str) -> PrivateServer,
+    test: impl Fn(&PrivateServer, &'static str),
+) {
     for &engine in engines {
         let (_, server) = ENGINES.iter().find(|(e, _)| *e == engine).unwrap();
         if can_start(server) {
             eprintln!("{engine}");
-            test(&PrivateServer::start(server), engine);
+            test(&start(server), engine);
         }
     }
 }
@@ -250,8 +262,18 @@ fn run_with_fault(
 
 #[test]
 fn a_server_stopped_and_started_again_mid_run_leaves_a_gap_of_errors_and_the_run_recovers() {
+    stopped_and_started_again(PrivateServer::start);
+}
+
+/// The same over TLS: every reconnection is a new handshake with the restarted server.
+#[test]
+fn over_tls_a_server_stopped_and_started_again_mid_run_leaves_a_gap_of_errors_and_the_run_recovers() {
+    stopped_and_started_again(PrivateServer::start_tls);
+}
+
+fn stopped_and_started_again(start: fn(&'static str) -> PrivateServer) {
     let engines = ["redis", "postgres", "mariadb", "mongodb", "etcd", "redis-cluster"];
-    each_engine(&engines, |server, name| {
+    each_engine_with(&engines, start, |server, name| {
         // Stopping and starting a server takes seconds on a loaded machine (the gap
         // ended near 6 s of 7 for postgres, mongodb and etcd), and Redis Cluster's nodes
         // must also agree again that the cluster is whole, and its client route again:

@@ -15,16 +15,34 @@ pub struct PrivateServer {
     state: tempfile::TempDir,
     /// Its URL (KVMARK_<NAME>_URL's value).
     pub url: String,
+    /// Started with TLS: its TLS URL and the CA that signed its certificate, which
+    /// the runs it spawns use instead of `url`.
+    pub tls: Option<(String, String)>,
 }
 
 impl PrivateServer {
     /// Starts `name` (panics saying why when it cannot).
     pub fn start(name: &'static str) -> PrivateServer {
+        PrivateServer::start_with(name, false)
+    }
+
+    /// Starts `name` serving TLS too (`scripts/servers start --tls`); the runs it
+    /// spawns go over TLS.
+    pub fn start_tls(name: &'static str) -> PrivateServer {
+        PrivateServer::start_with(name, true)
+    }
+
+    fn start_with(name: &'static str, tls: bool) -> PrivateServer {
         let state = tempfile::tempdir().unwrap();
         // As root, PostgreSQL runs as the 'postgres' user inside the directory.
         let open = <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755);
         std::fs::set_permissions(state.path(), open).unwrap();
-        let out = servers(state.path(), &["start", name]);
+        let args: &[&str] = if tls {
+            &["start", "--tls", name]
+        } else {
+            &["start", name]
+        };
+        let out = servers(state.path(), args);
         let url = stdout(&out)
             .lines()
             .find_map(|l| l.split_once("_URL=").map(|(_, u)| u.to_string()))
@@ -38,7 +56,14 @@ impl PrivateServer {
                     tail.into_iter().rev().collect::<Vec<_>>().join("\n")
                 )
             });
-        PrivateServer { name, state, url }
+        let value = |key: &str| {
+            stdout(&out)
+                .lines()
+                .find_map(|l| l.split_once(key).map(|(_, v)| v.to_string()))
+                .unwrap_or_else(|| panic!("scripts/servers start --tls {name} printed no {key}"))
+        };
+        let tls = tls.then(|| (value("_TLS_URL="), value("KVMARK_TLS_CA=")));
+        PrivateServer { name, state, url, tls }
     }
 
     /// Stops it for good.
@@ -109,7 +134,8 @@ impl PrivateServer {
     ) -> std::process::Child {
         // etcd's address knob names its members.
         let knob = if name == "etcd" { "endpoints" } else { "url" };
-        let url = format!("{name}.{knob}={}", self.url);
+        let url = format!("{name}.{knob}={}", self.tls.as_ref().map_or(&self.url, |(u, _)| u));
+        let ca = self.tls.as_ref().map(|(_, ca)| format!("{name}.tls_ca={ca}"));
         let timeout = format!("{name}.timeout={}ms", timeout.as_millis());
         let secs = secs.to_string();
         let mixed = super::bundled("mixed.lua");
@@ -127,6 +153,9 @@ impl PrivateServer {
             "--secs",
             &secs,
         ];
+        if let Some(ca) = &ca {
+            args.extend(["--engine-opt", ca]);
+        }
         args.extend(engine_args(name));
         args.extend(extra);
         args.push(&mixed);
