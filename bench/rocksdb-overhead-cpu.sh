@@ -44,9 +44,20 @@ for mode in fill read; do
       awk -v f="$full" -v b="$base" -v n="$n" 'BEGIN{printf "%.3f", (f - b) * 1e6 / n}'
     }
     b=$(per_op bare); k=$(per_op kvmark)
-    ratio=$(awk -v a="$b" -v k="$k" 'BEGIN{printf "%.3f", a/k}')
-    ratios+=("$ratio")
+    # A side whose run took no more CPU than its one-operation run (the clock counts in
+    # ticks, and a busy machine moves start-up costs) has no figure: the round is left
+    # out rather than divided by zero.
+    if awk -v a="$b" -v k="$k" 'BEGIN{exit !(a > 0 && k > 0)}'; then
+      ratio=$(awk -v a="$b" -v k="$k" 'BEGIN{printf "%.3f", a/k}')
+      ratios+=("$ratio")
+    else
+      ratio="n/a (below the CPU clock's resolution at $n operations)"
+    fi
     echo "${mode}random t$threads round $r: bare $b us CPU/op, kvmark $k us CPU/op, bare/kvmark $ratio (load $(cut -d' ' -f1 /proc/loadavg))"
   done
-  echo "${mode}random t$threads: median bare/kvmark CPU per op $(printf '%s\n' "${ratios[@]}" | median)"
+  if [ ${#ratios[@]} -gt 0 ]; then
+    echo "${mode}random t$threads: median bare/kvmark CPU per op $(printf '%s\n' "${ratios[@]}" | median)"
+  else
+    echo "${mode}random t$threads: median bare/kvmark CPU per op n/a (no round measured above the CPU clock's resolution: give more OPS)"
+  fi
 done
