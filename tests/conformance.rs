@@ -18,6 +18,8 @@
 //! pipeline group sharing a connection. A server engine runs it once more over TLS,
 //! on its server's TLS URL (scripts/with-servers starts every server with TLS).
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -85,7 +87,7 @@ fn variants() -> Vec<(&'static EngineInfo, Mode)> {
             ));
             // Over TLS with sessions of their own, and pipelined where the engine
             // pipelines (TLS records then carry many requests).
-            let tls = tls_server(info).into_iter().flat_map(move |_| {
+            let tls = tls_options(info).into_iter().flat_map(move |_| {
                 let depths = [None]
                     .into_iter()
                     .chain(info.pipelines().then_some(Some(PIPELINE_DEPTH)));
@@ -99,23 +101,10 @@ fn variants() -> Vec<(&'static EngineInfo, Mode)> {
 /// The options that put a server engine on its server's TLS URL, trusting its CA:
 /// None for an embedded engine. With the servers required (`make test`), a server
 /// started without TLS fails the suite, unless KVMARK_SERVERS_TLS=0 says so.
-fn tls_server(info: &EngineInfo) -> Option<Vec<(String, String)>> {
+fn tls_options(info: &EngineInfo) -> Option<Vec<(String, String)>> {
     info.storage.server()?;
-    // myrocks is served by the mariadb server.
-    let server = if info.name == "myrocks" { "mariadb" } else { info.name };
-    let var = format!("KVMARK_{}_TLS_URL", server.to_uppercase().replace('-', "_"));
-    let (url, ca) = match (std::env::var(&var), std::env::var("KVMARK_TLS_CA")) {
-        (Ok(url), Ok(ca)) if !url.is_empty() && !ca.is_empty() => (url, ca),
-        _ if servers_required() && std::env::var("KVMARK_SERVERS_TLS").as_deref() != Ok("0") => {
-            panic!(
-                "{}: {var} or KVMARK_TLS_CA is not set: scripts/with-servers starts the servers with TLS",
-                info.name
-            )
-        }
-        _ => return None,
-    };
-    // etcd's address knob names its members.
-    let knob = if info.name == "etcd" { "endpoints" } else { "url" };
+    let (url, ca) = common::servers::tls_server(info.name)?;
+    let knob = common::servers::address_knob(info.name);
     Some(vec![(knob.to_string(), url), ("tls_ca".to_string(), ca)])
 }
 
@@ -160,7 +149,7 @@ impl Fixture {
         let (place, dir) = fresh_place(info);
         let pipeline = mode.pipeline;
         if mode.tls {
-            for (k, v) in tls_server(info).expect("a TLS variant has a TLS server") {
+            for (k, v) in tls_options(info).expect("a TLS variant has a TLS server") {
                 options.set(k, v);
             }
         }

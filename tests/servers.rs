@@ -19,7 +19,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::servers::{PrivateServer, can_start_servers, counted_errors, engine_args};
+use common::servers::{
+    PrivateServer, address_knob, can_start_servers, counted_errors, engine_args, server_var, tls_server,
+};
 use common::*;
 use kvmark::engine::storage::{Reach, reach, servers_required};
 use kvmark::engine::{EngineInfo, EngineOptions};
@@ -566,24 +568,6 @@ fn reconnect_every_is_refused_where_there_is_no_connection_to_close() {
     assert!(stderr(&o).contains("give --pipeline 1"), "{}", stderr(&o));
 }
 
-/// The TLS URL of `name`'s server and the CA it trusts (KVMARK_<SERVER>_TLS_URL and
-/// KVMARK_TLS_CA, which scripts/with-servers exports); None when they are not set,
-/// which fails the test when the servers are required.
-fn tls_server(name: &str) -> Option<(String, String)> {
-    let server = if name == "myrocks" { "mariadb" } else { name };
-    let var = format!("KVMARK_{}_TLS_URL", server.to_uppercase().replace('-', "_"));
-    match (std::env::var(&var), std::env::var("KVMARK_TLS_CA")) {
-        (Ok(url), Ok(ca)) if !url.is_empty() && !ca.is_empty() => Some((url, ca)),
-        _ if servers_required() && std::env::var("KVMARK_SERVERS_TLS").as_deref() != Ok("0") => {
-            panic!("{name}: {var} or KVMARK_TLS_CA is not set: scripts/with-servers starts the servers with TLS")
-        }
-        _ => {
-            eprintln!("{name}: no TLS server ({var} is not set): skipped");
-            None
-        }
-    }
-}
-
 /// A certificate authority of its own in `dir` (openssl), which no server knows.
 fn stranger_ca(dir: &Path) -> String {
     let ca = dir.join("stranger-ca.pem");
@@ -622,7 +606,7 @@ fn every_server_engine_runs_over_tls_and_refuses_a_certificate_it_cannot_verify(
     for name in server_engines() {
         let Some(_) = reachable(name) else { continue };
         let Some((url, ca)) = tls_server(name) else { continue };
-        let knob = if name == "etcd" { "endpoints" } else { "url" };
+        let knob = address_knob(name);
         let url_opt = format!("{name}.{knob}={url}");
         let ca_opt = format!("{name}.tls_ca={ca}");
         let base = |extra: &[&str]| {
@@ -690,13 +674,12 @@ fn every_server_engine_runs_over_tls_and_refuses_a_certificate_it_cannot_verify(
         );
 
         // A CA for a plain URL.
-        let plain = std::env::var(format!(
-            "KVMARK_{}_URL",
-            (if name == "myrocks" { "mariadb" } else { name })
-                .to_uppercase()
-                .replace('-', "_")
-        ))
-        .unwrap();
+        let plain = std::env::var(server_var(name, "URL")).unwrap_or_else(|_| {
+            panic!(
+                "{name}: {} is not set (scripts/with-servers sets it)",
+                server_var(name, "URL")
+            )
+        });
         let plain_opt = format!("{name}.{knob}={plain}");
         let o = kvmark(&[
             "--backend",

@@ -132,8 +132,7 @@ impl PrivateServer {
         secs: f64,
         extra: &[&str],
     ) -> std::process::Child {
-        // etcd's address knob names its members.
-        let knob = if name == "etcd" { "endpoints" } else { "url" };
+        let knob = address_knob(name);
         let url = format!("{name}.{knob}={}", self.tls.as_ref().map_or(&self.url, |(u, _)| u));
         let ca = self.tls.as_ref().map(|(_, ca)| format!("{name}.tls_ca={ca}"));
         let timeout = format!("{name}.timeout={}ms", timeout.as_millis());
@@ -277,4 +276,37 @@ pub fn can_start(server: &str) -> bool {
         eprintln!("{server}: its server is not installed (scripts/servers installs it): skipped");
     }
     have || required
+}
+
+/// The engine's address knob: etcd's names its members.
+pub fn address_knob(engine: &str) -> &'static str {
+    if engine == "etcd" { "endpoints" } else { "url" }
+}
+
+/// The environment variable scripts/with-servers exports for the server of `engine`
+/// (myrocks is served by mariadb's): `KVMARK_<SERVER>_<WHAT>`, WHAT being `URL` or
+/// `TLS_URL`.
+pub fn server_var(engine: &str, what: &str) -> String {
+    let server = if engine == "myrocks" { "mariadb" } else { engine };
+    format!("KVMARK_{}_{what}", server.to_uppercase().replace('-', "_"))
+}
+
+/// The TLS URL of `engine`'s server and the CA that signed its certificate
+/// (KVMARK_<SERVER>_TLS_URL and KVMARK_TLS_CA, which scripts/with-servers exports).
+/// None, said on stderr, when they are not set; a failure when the servers are
+/// required, unless KVMARK_SERVERS_TLS=0 says they were started without TLS.
+pub fn tls_server(engine: &str) -> Option<(String, String)> {
+    let var = server_var(engine, "TLS_URL");
+    match (std::env::var(&var), std::env::var("KVMARK_TLS_CA")) {
+        (Ok(url), Ok(ca)) if !url.is_empty() && !ca.is_empty() => Some((url, ca)),
+        _ if kvmark::engine::storage::servers_required()
+            && std::env::var("KVMARK_SERVERS_TLS").as_deref() != Ok("0") =>
+        {
+            panic!("{engine}: {var} or KVMARK_TLS_CA is not set: scripts/with-servers starts the servers with TLS")
+        }
+        _ => {
+            eprintln!("{engine}: no TLS server ({var} is not set): skipped");
+            None
+        }
+    }
 }

@@ -54,6 +54,29 @@ impl TlsFiles {
         }
     }
 
+    /// The client certificate and its key, which go together (None: neither given).
+    pub fn identity(&self) -> Result<Option<(&Path, &Path)>, String> {
+        match (&self.cert, &self.key) {
+            (None, None) => Ok(None),
+            (Some(cert), Some(key)) => Ok(Some((cert, key))),
+            (Some(_), None) => Err("tls_cert is given without tls_key: give both".into()),
+            (None, Some(_)) => Err("tls_key is given without tls_cert: give both".into()),
+        }
+    }
+
+    /// The files' contents, for client crates that take PEM bytes (read now, so a
+    /// reconnection reads no file).
+    pub fn read_pem(&self) -> Result<TlsPem, String> {
+        let read = |f: &Path| std::fs::read(f).map_err(|e| format!("cannot read {}: {e}", f.display()));
+        Ok(TlsPem {
+            ca: self.ca.as_deref().map(read).transpose()?,
+            identity: match self.identity()? {
+                Some((cert, key)) => Some((read(cert)?, read(key)?)),
+                None => None,
+            },
+        })
+    }
+
     /// The knobs given, for messages.
     fn given(&self) -> Vec<&'static str> {
         [("tls_ca", &self.ca), ("tls_cert", &self.cert), ("tls_key", &self.key)]
@@ -62,6 +85,14 @@ impl TlsFiles {
             .map(|(k, _)| k)
             .collect()
     }
+}
+
+/// The PEM contents of [`TlsFiles`].
+pub struct TlsPem {
+    /// The certificates to trust (None: the client crate's default roots).
+    pub ca: Option<Vec<u8>>,
+    /// The client's certificate chain and private key.
+    pub identity: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 /// Settings that hold [`TlsFiles`], so the shared knobs can set them.
@@ -179,22 +210,21 @@ pub fn install_provider() {
 pub fn client_config(files: &TlsFiles, verify: Verify) -> Result<ClientConfig, String> {
     install_provider();
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let fail = |why: String| why;
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| fail(e.to_string()))?;
+        .map_err(|e| e.to_string())?;
     let builder = match verify {
         Verify::Nothing => builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(Unverified(provider))),
         Verify::Full | Verify::Chain => {
-            let roots = Arc::new(roots(files).map_err(fail)?);
+            let roots = Arc::new(roots(files)?);
             match verify {
                 Verify::Full => builder.with_root_certificates(roots),
                 _ => {
                     let inner = WebPkiServerVerifier::builder_with_provider(roots, provider)
                         .build()
-                        .map_err(|e| fail(e.to_string()))?;
+                        .map_err(|e| e.to_string())?;
                     builder
                         .dangerous()
                         .with_custom_certificate_verifier(Arc::new(ChainOnly(inner)))
@@ -202,17 +232,15 @@ pub fn client_config(files: &TlsFiles, verify: Verify) -> Result<ClientConfig, S
             }
         }
     };
-    match (&files.cert, &files.key) {
-        (None, None) => Ok(builder.with_no_client_auth()),
-        (Some(cert), Some(key)) => {
-            let chain = certificates(cert).map_err(fail)?;
-            let key = private_key(key).map_err(fail)?;
+    match files.identity()? {
+        None => Ok(builder.with_no_client_auth()),
+        Some((cert, key)) => {
+            let chain = certificates(cert)?;
+            let key = private_key(key)?;
             builder
                 .with_client_auth_cert(chain, key)
-                .map_err(|e| fail(format!("tls_cert and tls_key do not make a client identity: {e}")))
+                .map_err(|e| format!("tls_cert and tls_key do not make a client identity: {e}"))
         }
-        (Some(_), None) => Err(fail("tls_cert is given without tls_key: give both".into())),
-        (None, Some(_)) => Err(fail("tls_key is given without tls_cert: give both".into())),
     }
 }
 

@@ -33,16 +33,14 @@ impl Settings {
             self.tls.refuse_without_tls("use https:// endpoints for TLS")?;
             return Ok(None);
         }
-        let read = |f: &std::path::Path| std::fs::read(f).map_err(|e| format!("cannot read {}: {e}", f.display()));
+        let pem = self.tls.read_pem()?;
         crate::engine::server::tls::install_provider();
-        let mut tls = match &self.tls.ca {
-            Some(ca) => TlsOptions::new().ca_certificate(Certificate::from_pem(read(ca)?)),
+        let mut tls = match pem.ca {
+            Some(ca) => TlsOptions::new().ca_certificate(Certificate::from_pem(ca)),
             None => TlsOptions::new().with_native_roots(),
         };
-        match (&self.tls.cert, &self.tls.key) {
-            (Some(cert), Some(key)) => tls = tls.identity(Identity::from_pem(read(cert)?, read(key)?)),
-            (None, None) => {}
-            _ => return Err("tls_cert and tls_key go together: give both".into()),
+        if let Some((cert, key)) = pem.identity {
+            tls = tls.identity(Identity::from_pem(cert, key));
         }
         Ok(Some(tls))
     }

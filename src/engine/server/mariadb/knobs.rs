@@ -64,21 +64,15 @@ impl Settings {
                 .refuse_without_tls("add ssl-mode=VERIFY_IDENTITY (or REQUIRED, VERIFY_CA) to the URL")?;
             return Ok(self.opts.clone());
         }
-        let read = |f: &std::path::Path| std::fs::read(f).map_err(|e| format!("cannot read {}: {e}", f.display()));
+        let pem = self.tls.read_pem()?;
         let mut ssl = SslOpts::default()
             .with_danger_accept_invalid_certs(self.ssl == SslMode::Required)
             .with_danger_skip_domain_validation(self.ssl == SslMode::VerifyCa);
-        if let Some(ca) = &self.tls.ca {
-            ssl = ssl
-                .with_root_certs(vec![read(ca)?.into()])
-                .with_disable_built_in_roots(true);
+        if let Some(ca) = pem.ca {
+            ssl = ssl.with_root_certs(vec![ca.into()]).with_disable_built_in_roots(true);
         }
-        match (&self.tls.cert, &self.tls.key) {
-            (Some(cert), Some(key)) => {
-                ssl = ssl.with_client_identity(Some(ClientIdentity::new(read(cert)?.into(), read(key)?.into())));
-            }
-            (None, None) => {}
-            _ => return Err("tls_cert and tls_key go together: give both".into()),
+        if let Some((cert, key)) = pem.identity {
+            ssl = ssl.with_client_identity(Some(ClientIdentity::new(cert.into(), key.into())));
         }
         crate::engine::server::tls::install_provider();
         Ok(mysql_async::OptsBuilder::from_opts(self.opts.clone())

@@ -4,6 +4,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tokio_postgres::Config;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::{DEFAULT_URL, ENGINE, URL_ENV, net};
 use crate::engine::server::tls::{self, HasTls, TlsFiles, Verify, ca_knob, cert_knob, key_knob};
@@ -27,9 +28,9 @@ pub(super) struct Settings {
     pub(super) synchronous_commit: &'static str,
     pub(super) fillfactor: u32,
     pub(super) timeout: Duration,
-    /// The rustls configuration once made (shared by the settings' clones), so
+    /// tokio-postgres's TLS connector once made (shared by the settings' clones), so
     /// connecting again reads no file: a reconnection times the handshake alone.
-    pub(super) tls_made: Arc<OnceLock<Result<Arc<rustls::ClientConfig>, String>>>,
+    pub(super) tls_made: Arc<OnceLock<Result<Connector, String>>>,
 }
 
 impl HasTls for Settings {
@@ -89,14 +90,27 @@ impl Settings {
         tls::client_config(&files, verify).map(Some)
     }
 
-    /// [`Settings::tls_config`] for a connection that asks for TLS, made once.
-    pub(super) fn tls_config_once(&self) -> Result<Arc<rustls::ClientConfig>, String> {
+    /// The connector of [`Settings::tls_config`] for a connection that asks for TLS,
+    /// made once (a clone shares its configuration).
+    pub(super) fn tls_connector(&self) -> Result<MakeRustlsConnect, String> {
         self.tls_made
             .get_or_init(|| {
                 self.tls_config()
-                    .and_then(|c| c.map(Arc::new).ok_or_else(|| "the URL asks for no TLS".to_string()))
+                    .and_then(|c| c.ok_or_else(|| "the URL asks for no TLS".to_string()))
+                    .map(|c| Connector(MakeRustlsConnect::new(c)))
             })
             .clone()
+            .map(|c| c.0)
+    }
+}
+
+/// tokio-postgres-rustls's connector, which does not implement Debug (the settings do).
+#[derive(Clone)]
+pub(super) struct Connector(MakeRustlsConnect);
+
+impl std::fmt::Debug for Connector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MakeRustlsConnect")
     }
 }
 

@@ -133,7 +133,7 @@ async fn connect_driven(
         return Ok((client, Either::Left(async move { connection.await.map_err(PgError) })));
     }
     config.ssl_mode(tokio_postgres::config::SslMode::Require);
-    let tls = PgTls(s.tls_config_once());
+    let tls = PgTls(s.tls_connector());
     let (client, connection) = config.connect(tls).await.map_err(PgError)?;
     Ok((client, Either::Right(async move { connection.await.map_err(PgError) })))
 }
@@ -141,7 +141,7 @@ async fn connect_driven(
 /// tokio-postgres's TLS connector for the settings' configuration, or the reason
 /// there is none, which connecting then fails with (the knob check has refused
 /// it already unless a file changed since).
-struct PgTls(Result<Arc<rustls::ClientConfig>, String>);
+struct PgTls(Result<MakeRustlsConnect, String>);
 
 impl<S> MakeTlsConnect<S> for PgTls
 where
@@ -152,13 +152,11 @@ where
     type Error = std::io::Error;
 
     fn make_tls_connect(&mut self, host: &str) -> Result<Self::TlsConnect, std::io::Error> {
-        match &self.0 {
-            Ok(config) => {
-                match MakeTlsConnect::<S>::make_tls_connect(&mut MakeRustlsConnect::new((**config).clone()), host) {
-                    Ok(connect) => Ok(connect),
-                    Err(never) => match never {},
-                }
-            }
+        match &mut self.0 {
+            Ok(make) => match MakeTlsConnect::<S>::make_tls_connect(make, host) {
+                Ok(connect) => Ok(connect),
+                Err(never) => match never {},
+            },
             Err(why) => Err(std::io::Error::other(why.clone())),
         }
     }

@@ -14,23 +14,15 @@ pub(super) fn client(s: &Settings, url: impl IntoConnectionInfo) -> redis::Redis
     if !s.tls.any() {
         return Client::open(url);
     }
-    let read = |f: &std::path::Path| {
-        std::fs::read(f).map_err(|e| {
-            RedisError::from((
-                redis::ErrorKind::InvalidClientConfig,
-                "cannot read a TLS file",
-                format!("{}: {e}", f.display()),
-            ))
-        })
-    };
-    let client_tls = match (&s.tls.cert, &s.tls.key) {
-        (Some(cert), Some(key)) => Some(redis::ClientTlsConfig {
-            client_cert: read(cert)?,
-            client_key: read(key)?,
-        }),
-        _ => None,
-    };
-    let root_cert = s.tls.ca.as_deref().map(read).transpose()?;
+    let pem = s
+        .tls
+        .read_pem()
+        .map_err(|why| RedisError::from((redis::ErrorKind::InvalidClientConfig, "cannot read the TLS files", why)))?;
+    let client_tls = pem.identity.map(|(client_cert, client_key)| redis::ClientTlsConfig {
+        client_cert,
+        client_key,
+    });
+    let root_cert = pem.ca;
     tls::install_provider();
     Client::build_with_tls(url, redis::TlsCertificates { client_tls, root_cert })
 }
