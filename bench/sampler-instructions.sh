@@ -7,7 +7,10 @@
 #
 # Under valgrind the program runs some 50 times slower while the sampler keeps its
 # wall-clock period, so each unit sees ~50 times more samples than natively: the
-# sampler's share printed here is an upper bound.
+# sampler's share printed here is an upper bound. Valgrind runs one thread at a
+# time; --fair-sched=yes hands the sampler its turns (without it the worker can
+# finish before the sampler ticks), and --threshold=100 lists every function, so
+# a thread with a small share is still counted rather than cut from the listing.
 #
 # usage: bench/sampler-instructions.sh [UNITS] [INTERVAL] [WORKLOAD]
 set -euo pipefail
@@ -21,8 +24,8 @@ out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 profile() { # name, extra kvmark flags...
   local name=$1; shift
   valgrind --tool=callgrind --callgrind-out-file="$out/$name.cg" \
-    "$kvmark" --ops "$units" --probe none "$@" "$workload" >/dev/null 2>"$out/$name.log"
-  callgrind_annotate --inclusive=yes "$out/$name.cg" 2>/dev/null >"$out/$name.txt"
+    --fair-sched=yes "$kvmark" --ops "$units" --probe none "$@" "$workload" >/dev/null 2>"$out/$name.log"
+  callgrind_annotate --inclusive=yes --threshold=100 "$out/$name.cg" 2>/dev/null >"$out/$name.txt"
 }
 # Inclusive instructions of the first function matching $2 in profile $1.
 ir() { awk -v pat="$2" '$0 ~ pat && $1 ~ /^[0-9,]+$/ {gsub(",", "", $1); print $1; exit}' "$out/$1.txt"; }
