@@ -508,6 +508,7 @@ def tls_cases():
         "mariadb": "mariadb://kvmark@127.0.0.1:1/kvmark?ssl-mode=VERIFY_IDENTITY",
         "myrocks": "mariadb://kvmark@127.0.0.1:1/kvmark?ssl-mode=VERIFY_IDENTITY",
         "mongodb": "mongodb://127.0.0.1:1/?tls=true", "etcd": "https://127.0.0.1:1",
+        "memcached": "memcacheds://127.0.0.1:1",
     }
     for engine, url in tls_url.items():
         at = ["--backend", engine, "--engine-opt", f"{engine}.{url_knob.get(engine, 'url')}={url}"]
@@ -526,9 +527,26 @@ def tls_cases():
         ("redis #insecure", "redis", "rediss://127.0.0.1:1/#insecure"),
         ("redis-cluster seeds mixing rediss and redis", "redis-cluster", "rediss://127.0.0.1:1,redis://127.0.0.1:2"),
         ("etcd endpoints mixing https and http", "etcd", "https://127.0.0.1:1,http://127.0.0.1:2"),
+        ("memcached url of another scheme", "memcached", "redis://127.0.0.1:1"),
+        ("memcached url with a path", "memcached", "memcached://127.0.0.1:1/db"),
+        ("memcached url with a user", "memcached", "memcached://me@127.0.0.1:1"),
+        ("memcached port 0", "memcached", "memcached://127.0.0.1:0"),
+        ("memcached port past 65535", "memcached", "memcached://127.0.0.1:70000"),
+        ("memcached no host", "memcached", "memcached://:11211"),
     ]:
         knob = url_knob.get(engine, "url")
         case("tls", name, ["--backend", engine, "--engine-opt", f"{engine}.{knob}={url}", null])
+    # A TLS knob for a plain memcached:// URL.
+    case("tls", "memcached tls_ca for a plain URL",
+         ["--backend", "memcached", "--engine-opt", "memcached.url=memcached://127.0.0.1:1",
+          "--engine-opt", f"memcached.tls_ca={os.path.join(ROOT, 'README.md')}", null])
+    # Workloads that need key order, on an engine that keeps none: refused before any
+    # connection, naming the engine and the part of the workload.
+    ranged = json.loads(json.dumps(BASE_SPEC))
+    case("server", "memcached a spec with range_queries", ["--backend", "memcached", "w.json"],
+         {"w.json": json.dumps(ranged)})
+    case("server", "memcached a YCSB workload with scans", ["--backend", "memcached", "-P", "w.properties"],
+         {"w.properties": YCSB_BASE + "scanproportion=0.1\n"})
 
 
 # ---------------------------------------------------------------------------

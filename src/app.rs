@@ -262,6 +262,9 @@ pub fn engines_listing() -> String {
             "one request at a time per session (--pipeline 1 only)"
         };
         s.push_str(&format!("  pipeline: {pipeline}\n"));
+        if !e.ordered() {
+            s.push_str("  order:    none: range, scan and delete_range are refused\n");
+        }
         let knobs = e.knobs.list();
         if knobs.is_empty() {
             s.push_str("  knobs:    none\n");

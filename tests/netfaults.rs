@@ -9,9 +9,10 @@
 //! Every server engine takes each fault: redis, postgres, mariadb and myrocks (one
 //! MariaDB server; the restart on mariadb, the pause on myrocks, dropped connections on
 //! both), mongodb (on FerretDB), etcd (a 3-member cluster: stopped, restarted and
-//! paused as a whole) and redis-cluster (3 nodes, likewise). The engines run one after
+//! paused as a whole), redis-cluster (3 nodes, likewise) and memcached (mixed.lua's
+//! ranges become mgets there, as it keeps no key order). The engines run one after
 //! another within a test, so a failure names its engine. Where a server has no command
-//! to drop its clients (FerretDB, etcd), `ss -K` destroys the server's side of each
+//! to drop its clients (FerretDB, etcd, memcached), `ss -K` destroys the server's side of each
 //! connection, which resets it for the client: that needs root (CAP_NET_ADMIN) and a
 //! kernel with CONFIG_INET_DIAG_DESTROY; a dev run not as root skips those two, saying
 //! so.
@@ -180,7 +181,7 @@ impl Faulted {
 }
 
 /// The server engines and the server of scripts/servers.d each runs on.
-const ENGINES: [(&str, &str); 7] = [
+const ENGINES: [(&str, &str); 8] = [
     ("redis", "redis"),
     ("postgres", "postgres"),
     ("mariadb", "mariadb"),
@@ -188,6 +189,7 @@ const ENGINES: [(&str, &str); 7] = [
     ("mongodb", "mongodb"),
     ("etcd", "etcd"),
     ("redis-cluster", "redis-cluster"),
+    ("memcached", "memcached"),
 ];
 
 /// Starts the server of each of `engines` that this machine can start, in turn, and
@@ -283,7 +285,15 @@ fn over_tls_a_server_stopped_and_started_again_mid_run_leaves_a_gap_of_errors_an
 }
 
 fn stopped_and_started_again(start: fn(&'static str) -> PrivateServer) {
-    let engines = ["redis", "postgres", "mariadb", "mongodb", "etcd", "redis-cluster"];
+    let engines = [
+        "redis",
+        "postgres",
+        "mariadb",
+        "mongodb",
+        "etcd",
+        "redis-cluster",
+        "memcached",
+    ];
     each_engine_with(&engines, start, |server, name| {
         // Stopping and starting a server takes seconds on a loaded machine (the gap
         // ended near 6 s of 7 for postgres, mongodb and etcd), and Redis Cluster's nodes
@@ -304,9 +314,20 @@ fn stopped_and_started_again(start: fn(&'static str) -> PrivateServer) {
 
 #[test]
 fn a_server_paused_past_the_timeout_gives_counted_timeouts_and_the_run_recovers() {
-    let engines = ["redis", "postgres", "myrocks", "mongodb", "etcd", "redis-cluster"];
+    let engines = [
+        "redis",
+        "postgres",
+        "myrocks",
+        "mongodb",
+        "etcd",
+        "redis-cluster",
+        "memcached",
+    ];
     each_engine(&engines, |server, name| {
-        let run = run_with_fault(server, name, SECS, |s| {
+        // Two seconds past the pause's end and more: under stress-ng FerretDB (with its
+        // PostgreSQL) answered its first requests 3.5 s after SIGCONT, and the check
+        // needs healthy samples after that.
+        let run = run_with_fault(server, name, SECS + 2.0, |s| {
             s.signal(libc::SIGSTOP);
             std::thread::sleep(3 * TIMEOUT);
             s.signal(libc::SIGCONT);
@@ -370,7 +391,7 @@ fn drop_connections(server: &PrivateServer) -> u64 {
         }),
         // No command ends another client's connection: the kernel destroys the
         // server's side of each one (SOCK_DESTROY), which resets it for the client.
-        "mongodb" | "etcd" => server
+        "mongodb" | "etcd" | "memcached" => server
             .url
             .split(',')
             .map(|url| {
@@ -405,11 +426,12 @@ fn connections_dropped_by_the_server_are_counted_errors_and_reconnected() {
         "mongodb",
         "etcd",
         "redis-cluster",
+        "memcached",
     ];
     each_engine(&engines, |server, name| {
         // SAFETY: a plain system call.
         let root = unsafe { libc::geteuid() } == 0;
-        if matches!(name, "mongodb" | "etcd") && !root && !kvmark::engine::storage::servers_required() {
+        if matches!(name, "mongodb" | "etcd" | "memcached") && !root && !kvmark::engine::storage::servers_required() {
             eprintln!("{name}: dropping its connections needs ss -K as root: skipped");
             return;
         }

@@ -696,3 +696,191 @@ fn every_server_engine_runs_over_tls_and_refuses_a_certificate_it_cannot_verify(
         assert!(stderr(&o).contains("asks for no TLS"), "{name}: {}", stderr(&o));
     }
 }
+
+/// An engine that keeps no key order (memcached) refuses, before anything connects, a
+/// workload that says it needs order (a spec's range queries, a YCSB workload's scans),
+/// naming the engine and the part of the workload; a Lua script, which cannot say
+/// before it runs, gets each call refused by the engine, counted, failing the point,
+/// while its other verbs work.
+#[test]
+fn workloads_that_need_key_order_are_refused_where_the_engine_keeps_none() {
+    if kvmark::engine::find("memcached").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("ranges.json");
+    std::fs::write(
+        &spec,
+        r#"{"name": "ranges", "sections": [{"key": {"segmented": {"segments": ["key:", {"uniform": {"len": 8, "character_set": "numeric"}}], "separator": ""}}, "val_len": 16, "groups": [
+            {"name": "load", "inserts": {"op_count": 100}},
+            {"name": "run", "point_queries": {"op_count": 10}, "range_queries": {"op_count": 5, "scan_length": 3}}]}]}"#,
+    )
+    .unwrap();
+    let ycsb = dir.path().join("scans.properties");
+    std::fs::write(
+        &ycsb,
+        "recordcount=100\noperationcount=50\nreadproportion=0.9\nscanproportion=0.1\n",
+    )
+    .unwrap();
+    // No server at this address: the refusal comes first.
+    let nowhere = "memcached.url=memcached://127.0.0.1:1";
+    let ycsb_arg = ycsb.to_str().unwrap();
+    for (args, part) in [
+        (vec![spec.to_str().unwrap()], "range_queries"),
+        (vec!["-P", ycsb_arg], "scanproportion"),
+    ] {
+        let mut all = vec!["--backend", "memcached", "--engine-opt", nowhere];
+        all.extend(args);
+        let o = kvmark(&all);
+        assert_exit(&o, 2);
+        let err = stderr(&o);
+        assert!(
+            err.contains(part) && err.contains("engine memcached keeps no key order"),
+            "{part}: {err}"
+        );
+        assert!(stdout(&o).is_empty(), "{part}: ran anyway");
+    }
+    let Some(_) = reachable("memcached") else { return };
+    let lua = dir.path().join("ranges.lua");
+    std::fs::write(
+        &lua,
+        "return { run = function(ctx) kv.put('k', 'v'); kv.get('k'); kv.range('a', 'z', 5) end }",
+    )
+    .unwrap();
+    let o = kvmark(&["--backend", "memcached", "--ops", "20", lua.to_str().unwrap()]);
+    assert_exit(&o, 1);
+    let all = stdout(&o) + &stderr(&o);
+    assert!(all.contains("memcached keeps no key order"), "{all}");
+    assert!(counted_errors(&stdout(&o), "memcached") > 0, "{all}");
+}
+
+/// memcached pipelined and checked: at depths 1 and 8 a run of mixed.lua (whose ranges
+/// are mgets here) passes with `--verify` finding no wrong answer, and at depth 8 the
+/// 32 workers share 4 connections, as the server's own count shows.
+#[test]
+fn memcached_pipelines_verified_runs_on_shared_connections() {
+    if kvmark::engine::find("memcached").is_none() || !common::servers::can_start("memcached") {
+        return;
+    }
+    let server = PrivateServer::start("memcached");
+    let url = format!("memcached.url={}", server.url);
+    let dir = tempfile::tempdir().unwrap();
+    let timeline = dir.path().join("timeline.tsv");
+    let report = format!("console,timeline:{}", timeline.display());
+    let mixed = bundled("mixed.lua");
+    let args = [
+        "--backend",
+        "memcached",
+        "--engine-opt",
+        &url,
+        "--threads",
+        "2",
+        "--connections",
+        "2",
+        "--pipeline",
+        "1,8",
+        "--items",
+        "500",
+        "--ops",
+        "4000",
+        "--verify",
+        "--timeline",
+        "0.05",
+        "--report",
+        &report,
+        &mixed,
+    ];
+    let (o, _) = run(&args);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    let rows = summary_rows(&out);
+    assert_eq!(rows.len(), 2, "one point per depth\n{out}");
+    assert!(rows.iter().all(|r| r.last().map(String::as_str) == Some("ok")), "{out}");
+    for op in ["get", "put", "del", "mget"] {
+        assert!(op_count(&out, op).unwrap_or(0) > 0, "no {op} row\n{out}");
+    }
+    assert!(op_count(&out, "range").is_none(), "a range on memcached\n{out}");
+    let timeline = std::fs::read_to_string(&timeline).unwrap();
+    let (metric, value, pipeline) = (
+        tsv_column(&timeline, "metric"),
+        tsv_column(&timeline, "value"),
+        tsv_column(&timeline, "pipeline"),
+    );
+    let most = |depth: &str| {
+        timeline
+            .lines()
+            .skip(1)
+            .map(|l| l.split('\t').collect::<Vec<_>>())
+            .filter(|r| r[metric] == "engine.curr_connections" && r[pipeline] == depth)
+            .map(|r| r[value].parse::<f64>().unwrap())
+            .fold(0.0, f64::max)
+    };
+    // At depth 8: the groups' 4 and the sampler's own, with slack, never one per worker
+    // (32); at depth 1 the 4 workers' own.
+    assert!(
+        most("8") > 0.0 && most("8") <= 8.0,
+        "depth 8: {} connections",
+        most("8")
+    );
+    assert!(most("1") >= 4.0, "depth 1: {} connections", most("1"));
+}
+
+/// Every private server scripts/servers.d starts listens on loopback only: each TCP or
+/// UDP socket its processes listen on (all of them, the shared set `make test` runs
+/// with, found by the pid files in its state directory) is bound to 127.0.0.0/8 or ::1,
+/// and every server has at least one.
+#[test]
+fn every_private_server_listens_on_loopback_only() {
+    let Ok(state) = std::env::var("KVMARK_SERVERS_DIR") else {
+        assert!(
+            !servers_required(),
+            "KVMARK_SERVERS_DIR is not set (scripts/with-servers sets it)"
+        );
+        eprintln!("no private servers (run under scripts/with-servers): skipped");
+        return;
+    };
+    // SAFETY: a plain system call.
+    if unsafe { libc::geteuid() } != 0 && !servers_required() {
+        eprintln!("ss -p shows other users' sockets only to root: skipped");
+        return;
+    }
+    let out = Command::new("ss")
+        .args(["-H", "-l", "-n", "-t", "-u", "-p"])
+        .output()
+        .expect("run ss");
+    assert!(out.status.success(), "ss: {}", stderr(&out));
+    let sockets = stdout(&out);
+    // Those scripts/with-servers started: every one of servers.d, or the ones named.
+    let names: Vec<String> = match std::env::var("KVMARK_SERVERS") {
+        Ok(list) if !list.trim().is_empty() => list.split_whitespace().map(str::to_string).collect(),
+        _ => std::fs::read_dir(common::root().join("scripts/servers.d"))
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".sh").map(str::to_string))
+            .collect(),
+    };
+    for name in names {
+        let pid_file = Path::new(&state).join(&name).join("pid");
+        let Ok(text) = std::fs::read_to_string(&pid_file) else {
+            panic!(
+                "{name}: no pid file {} (is it started by scripts/with-servers?)",
+                pid_file.display()
+            );
+        };
+        let pids = common::servers::with_descendants(text.split_whitespace().filter_map(|p| p.parse().ok()).collect());
+        let mine: Vec<&str> = sockets
+            .lines()
+            .filter(|l| pids.iter().any(|p| l.contains(&format!("pid={p},"))))
+            .collect();
+        assert!(
+            !mine.is_empty(),
+            "{name}: no listening socket among its processes {pids:?}"
+        );
+        for line in mine {
+            // Netid State Recv-Q Send-Q Local-Address:Port Peer-Address:Port Process
+            let local = line.split_whitespace().nth(4).unwrap_or("");
+            let (addr, _) = local.rsplit_once(':').unwrap_or((local, ""));
+            let loopback = addr.starts_with("127.") || addr == "[::1]";
+            assert!(loopback, "{name} listens beyond loopback: {line}");
+        }
+    }
+}

@@ -1,5 +1,6 @@
 -- mixed: a uniform random blend over the whole keyspace.
--- 50% get, 30% put, 10% del, 10% short range (up to 10 rows).
+-- 50% get, 30% put, 10% del, 10% short range (up to 10 rows); on an engine that keeps
+-- no key order (ctx.ordered false: memcached), an mget of the same 10 keys instead.
 -- ctx.items is the keyspace; load seeds every key with a 4 KiB value.
 -- Values are slices of a random buffer at random offsets, so they neither repeat
 -- nor compress (engines with compression see realistic data).
@@ -47,8 +48,12 @@ local function run(ctx)
     kv.put(key(i), value())
   elseif r <= 90 then
     kv.del(key(i))
-  else
+  elseif ctx.ordered then
     kv.range(key(i), key(i + RANGE_ROWS), RANGE_ROWS)
+  else
+    local keys = {}
+    for j = 1, RANGE_ROWS do keys[j] = key(i + j - 1) end
+    kv.mget(keys)
   end
 end
 

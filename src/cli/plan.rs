@@ -174,6 +174,27 @@ pub fn load_limit(load_secs: Option<f64>) -> Option<Duration> {
     }
 }
 
+/// Refuses a workload that says it needs the keys in order (range, scan,
+/// delete_range) on an engine that keeps none, naming both.
+fn ordered_check(workloads: &[Arc<dyn Workload>], engines: &[&'static EngineInfo]) -> Result<(), UsageError> {
+    let Some(engine) = engines.iter().find(|e| !e.ordered()) else {
+        return Ok(());
+    };
+    for wl in workloads {
+        let needs = wl.ordered_needs();
+        if !needs.is_empty() {
+            return Err(usage(format!(
+                "{}: {} needs the keys in order (range, scan or delete_range), but engine {} keeps no key order; \
+                 run this workload on another engine, or drop those operations from it",
+                wl.path().display(),
+                needs.join(", "),
+                engine.name
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Opens one workload file.
 pub type Opener<'a> = &'a dyn Fn(&std::path::Path) -> Result<Arc<dyn Workload>, WorkloadError>;
 
@@ -322,6 +343,7 @@ impl RunArgs {
         };
         workload::spec::set_strict(self.strict_spec);
         let workloads = open_workloads_with(&paths, &open_one)?;
+        ordered_check(&workloads, &engines)?;
         if self.pin && !self.no_pin {
             crate::run::pin::enable().map_err(usage)?;
         }

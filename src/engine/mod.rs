@@ -79,6 +79,8 @@ pub use embedded::wiredtiger;
 pub use server::etcd;
 #[cfg(feature = "mariadb")]
 pub use server::mariadb;
+#[cfg(feature = "memcached")]
+pub use server::memcached;
 #[cfg(feature = "mongodb")]
 pub use server::mongodb;
 #[cfg(feature = "postgres")]
@@ -511,6 +513,13 @@ impl EngineInfo {
         matches!(self.storage, StorageKind::Server(kind) if kind.pipeline)
     }
 
+    /// Whether this engine keeps its keys in order, so `range`, `scan` and
+    /// `delete_range` can work (every engine but memcached; Redis needs its
+    /// `index=zset` for them, which the session asks for by name).
+    pub fn ordered(&self) -> bool {
+        !matches!(self.storage, StorageKind::Server(kind) if !kind.ordered)
+    }
+
     /// Checks options without opening anything ([`KnobSet::validate`]).
     pub fn validate(&self, options: &EngineOptions) -> Result<(), OptionError> {
         self.knobs.validate(options)
@@ -568,6 +577,8 @@ pub fn registry() -> Vec<&'static EngineInfo> {
         &etcd::INFO,
         #[cfg(feature = "redis")]
         &redis::CLUSTER_INFO,
+        #[cfg(feature = "memcached")]
+        &memcached::INFO,
     ]
 }
 

@@ -139,6 +139,10 @@ pub struct ServerKind {
     /// once (`--pipeline N`: the N sessions of a pipeline group share one connection,
     /// see [`crate::engine::Pipeline`]).
     pub pipeline: bool,
+    /// Whether the server keeps its keys in order, so that `range`, `scan` and
+    /// `delete_range` can work (memcached keeps none: the plan refuses a workload
+    /// that says it needs them, and its sessions refuse the calls).
+    pub ordered: bool,
 }
 
 /// Where one store lives: made for each store by the run (or a test), by the engine's
@@ -286,6 +290,7 @@ mod tests {
         probe: |_| Err("connection refused".to_string()),
         remove: |_, _| Ok(()),
         pipeline: false,
+        ordered: true,
     };
     static UP: ServerKind = ServerKind {
         probe: |_| Ok(()),

@@ -158,6 +158,7 @@ mod tests {
             Ok(())
         },
         pipeline: false,
+        ordered: true,
     };
 
     /// A server engine: its store is a skip list, its namespace an entry on `SERVER`.

@@ -123,6 +123,9 @@ pub struct ThreadCtx {
     pub local_threads: usize,
     /// The workload sweep's parameter and value at this point.
     pub sweep: Option<(String, SweepValue)>,
+    /// Whether the engine keeps its keys in order, so range, scan and delete_range
+    /// work (`ctx.ordered` in Lua; memcached keeps none).
+    pub ordered: bool,
 }
 
 /// A workload failure: a script error or a bad file. (An interrupted run is not an
@@ -173,6 +176,14 @@ pub trait Workload: Send + Sync {
     /// size comes from ctx and the budget).
     fn rescaled(&self, _scales: &[f64]) -> Result<Option<Arc<dyn Workload>>, WorkloadError> {
         Ok(None)
+    }
+    /// What in the workload needs the keys in order (range, scan, delete_range), as the
+    /// workload file names it (`sections[0].groups[1].range_queries`,
+    /// `scanproportion`), so the plan refuses an engine that keeps no order before
+    /// anything runs. Empty when nothing does, or when the workload cannot tell before
+    /// it runs (a Lua script, an operation log: the engine refuses each call then).
+    fn ordered_needs(&self) -> Vec<String> {
+        Vec::new()
     }
 }
 

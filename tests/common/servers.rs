@@ -173,24 +173,7 @@ impl PrivateServer {
     /// Its processes: those of its pid file and every descendant of theirs
     /// (PostgreSQL's backends are children of the postmaster).
     pub fn processes(&self) -> Vec<i32> {
-        let mut pids = self.pids();
-        let parents: Vec<(i32, i32)> = std::fs::read_dir("/proc")
-            .unwrap()
-            .filter_map(|e| {
-                let pid: i32 = e.ok()?.file_name().to_str()?.parse().ok()?;
-                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-                // The parent is the second field after the parenthesised command name.
-                let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
-                Some((pid, ppid))
-            })
-            .collect();
-        let mut i = 0;
-        while i < pids.len() {
-            let parent = pids[i];
-            pids.extend(parents.iter().filter(|(_, pp)| *pp == parent).map(|(p, _)| *p));
-            i += 1;
-        }
-        pids
+        with_descendants(self.pids())
     }
 
     /// Sends `sig` to every one of its processes.
@@ -235,6 +218,27 @@ pub fn counted_errors(out: &str, engine: &str) -> u64 {
         .sum()
 }
 
+/// `pids` and every descendant of theirs.
+pub fn with_descendants(mut pids: Vec<i32>) -> Vec<i32> {
+    let parents: Vec<(i32, i32)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| {
+            let pid: i32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // The parent is the second field after the parenthesised command name.
+            let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, ppid))
+        })
+        .collect();
+    let mut i = 0;
+    while i < pids.len() {
+        let parent = pids[i];
+        pids.extend(parents.iter().filter(|(_, pp)| *pp == parent).map(|(p, _)| *p));
+        i += 1;
+    }
+    pids
+}
+
 /// Runs scripts/servers with `state` as its state directory.
 pub fn servers(state: &Path, args: &[&str]) -> Output {
     Command::new(root().join("scripts/servers"))
@@ -264,6 +268,7 @@ pub fn can_start(server: &str) -> bool {
              && ls /usr/lib/postgresql/*/bin/initdb"
         }
         "etcd" => "command -v etcd",
+        "memcached" => "command -v memcached",
         other => panic!("no server {other} in scripts/servers.d"),
     };
     let have = Command::new("sh")

@@ -1,5 +1,6 @@
 -- Every verb kvmark checks under --verify, threads sharing one keyspace: gets,
--- puts, deletes, batches, ranges, scans, and appends (each thread appends to keys of
+-- puts, deletes, batches, ranges and scans (mgets where the engine keeps no key
+-- order: ctx.ordered is false), and appends (each thread appends to keys of
 -- its own, since engines whose appends are a read then a write may lose concurrent
 -- appends by contract). Values are 48 bytes and suffixes 24, both above the 20-byte
 -- verify tag.
@@ -32,6 +33,9 @@ local function run(ctx)
     kv.mput({ { key = key(i), val = VALUE }, { key = key((i + 3) % ctx.items), val = VALUE } })
   elseif r <= 81 then
     kv.mdel({ key(i), key((i + 5) % ctx.items) })
+  elseif r <= 91 and not ctx.ordered then
+    -- An engine that keeps no key order (memcached): the same keys by mget instead.
+    kv.mget({ key(i), key((i + 1) % ctx.items), key((i + 2) % ctx.items) })
   elseif r <= 88 then
     kv.range(key(i), key(i + 20), 10)
   elseif r <= 91 then

@@ -67,6 +67,7 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>, group: 
                 threads: crew.all_workers(),
                 local_threads: crew.workers(),
                 sweep: crew.sweep.clone(),
+                ordered: crew.engine.ordered(),
             };
             crew.workload.program(&ctx, kv).map_err(|e| e.to_string())
         });

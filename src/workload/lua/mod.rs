@@ -275,6 +275,7 @@ impl Workload for LuaWorkload {
         set("batch", Value::Integer(ctx.batch as i64))?;
         set("thread", Value::Integer(ctx.thread as i64))?;
         set("threads", Value::Integer(ctx.threads as i64))?;
+        set("ordered", Value::Boolean(ctx.ordered))?;
         if let Some((param, value)) = &ctx.sweep {
             let v = match value {
                 SweepValue::Int(i) => Value::Integer(*i),

@@ -124,6 +124,18 @@ impl Workload for SpecWorkload {
         self.plan.epochs.as_ref()
     }
 
+    fn ordered_needs(&self) -> Vec<String> {
+        let ordered = |op: &plan::OpPlan| matches!(op.kind, plan::SpecOp::RangeQuery | plan::SpecOp::RangeDelete);
+        self.plan
+            .sections
+            .iter()
+            .flat_map(|s| &s.groups)
+            .flat_map(|g| &g.ops)
+            .filter(|op| ordered(op))
+            .map(|op| op.path.clone())
+            .collect()
+    }
+
     fn epoch_layout(&self) -> Result<EpochLayout, String> {
         let phases = self.plan.phase_groups().len();
         if phases < 2 {

@@ -387,6 +387,15 @@ impl Workload for YcsbWorkload {
         &self.name
     }
 
+    fn ordered_needs(&self) -> Vec<String> {
+        // Only kinds with a share above 0 are in the mix; a load-only run scans nothing.
+        let scans = self.phases.contains(&Phase::Run) && self.mix.iter().any(|(_, kind)| *kind == Kind::Scan);
+        match scans {
+            true => vec!["scanproportion".to_string()],
+            false => Vec::new(),
+        }
+    }
+
     fn path(&self) -> &Path {
         &self.path
     }

@@ -89,6 +89,7 @@ static SERVER: ServerKind = ServerKind {
     },
     remove,
     pipeline: false,
+    ordered: true,
 };
 
 /// Connection options: kvmark bounds every request itself (the timeout knob), so only

@@ -120,6 +120,7 @@ static INNODB_SERVER: ServerKind = ServerKind {
     probe: |o| probe(&INNODB, o),
     remove: |o, name| remove(&INNODB, o, name),
     pipeline: false,
+    ordered: true,
 };
 
 static MYROCKS_SERVER: ServerKind = ServerKind {
@@ -128,4 +129,5 @@ static MYROCKS_SERVER: ServerKind = ServerKind {
     probe: |o| probe(&MYROCKS, o),
     remove: |o, name| remove(&MYROCKS, o, name),
     pipeline: false,
+    ordered: true,
 };

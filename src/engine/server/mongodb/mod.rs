@@ -122,6 +122,7 @@ static SERVER: ServerKind = ServerKind {
     },
     remove,
     pipeline: false,
+    ordered: true,
 };
 
 /// A driver error, shown with the server's code where there is one.

@@ -90,6 +90,7 @@ static SERVER: ServerKind = ServerKind {
     },
     remove,
     pipeline: true,
+    ordered: true,
 };
 
 /// A client library error, shown with the server's message and SQLSTATE.

@@ -116,6 +116,7 @@ static SERVER: ServerKind = ServerKind {
     probe: |o| probe(&KNOBS, o),
     remove: |o, name| remove(&KNOBS, o, name),
     pipeline: true,
+    ordered: true,
 };
 
 static CLUSTER_SERVER: ServerKind = ServerKind {
@@ -124,6 +125,7 @@ static CLUSTER_SERVER: ServerKind = ServerKind {
     probe: |o| probe(&CLUSTER_KNOBS, o),
     remove: |o, name| remove(&CLUSTER_KNOBS, o, name),
     pipeline: true,
+    ordered: true,
 };
 
 /// Where a cluster store's keys live (see the module's documentation).
