@@ -368,17 +368,30 @@ fn a_pipelined_run_keeps_every_request_and_shares_each_connection() {
     }
     let server = PrivateServer::start("redis");
     let url = format!("redis.url={}", server.url);
+    let timeline = pipelined_verified_run("redis", &[&url, "redis.index=zset"]);
+    // At depth 8 the 32 workers share 4 connections: the server counts those and the
+    // sampler's own (one more for slack), never one per worker.
+    let most = most_at_depth(&timeline, "engine.connected_clients", "8");
+    assert!(
+        most > 0.0 && most <= 6.0,
+        "depth 8 opened more connections than its groups: {most}"
+    );
+}
+
+/// Runs mixed.lua on `engine` with `opts` (`--engine-opt`s) at 2 threads x 2
+/// connections, pipeline depths 1 and 8, 4,000 operations each under `--verify`, and
+/// checks what every pipelined run must show: both points pass, each reports its depth
+/// and counts every operation of its budget. Returns the run's timeline.
+fn pipelined_verified_run(engine: &str, opts: &[&str]) -> String {
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("report");
     let report_dir = report.display().to_string();
     let mixed = bundled("mixed.lua");
-    let args = [
-        "--backend",
-        "redis",
-        "--engine-opt",
-        &url,
-        "--engine-opt",
-        "redis.index=zset",
+    let mut args = vec!["--backend", engine];
+    for o in opts {
+        args.extend(["--engine-opt", o]);
+    }
+    args.extend([
         "--threads",
         "2",
         "--connections",
@@ -395,20 +408,23 @@ fn a_pipelined_run_keeps_every_request_and_shares_each_connection() {
         "--report-dir",
         &report_dir,
         &mixed,
-    ];
+    ]);
     let (o, _) = run(&args);
     assert_exit(&o, 0);
     let out = stdout(&o);
     let rows = summary_rows(&out);
-    assert_eq!(rows.len(), 2, "one point per depth\n{out}");
-    assert!(rows.iter().all(|r| r.last().map(String::as_str) == Some("ok")), "{out}");
+    assert_eq!(rows.len(), 2, "{engine}: one point per depth\n{out}");
+    assert!(
+        rows.iter().all(|r| r.last().map(String::as_str) == Some("ok")),
+        "{engine}: {out}"
+    );
     // --report-dir makes one dated directory for the run inside the one given.
     let run_dir = std::fs::read_dir(&report).unwrap().next().unwrap().unwrap().path();
     let results: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run_dir.join("results.json")).unwrap()).unwrap();
     let points = results["points"].as_array().expect("points");
     let depths: Vec<u64> = points.iter().map(|p| p["pipeline"].as_u64().unwrap_or(0)).collect();
-    assert_eq!(depths, vec![1, 8], "{results}");
+    assert_eq!(depths, vec![1, 8], "{engine}: {results}");
     for p in points {
         let ops: u64 = p["ops"]
             .as_array()
@@ -416,27 +432,25 @@ fn a_pipelined_run_keeps_every_request_and_shares_each_connection() {
             .iter()
             .map(|k| k["count"].as_u64().unwrap_or(0))
             .sum();
-        assert_eq!(ops, 4000, "every request of the budget is counted: {p}");
+        assert_eq!(ops, 4000, "{engine}: every request of the budget is counted: {p}");
     }
-    // At depth 8 the 32 workers share 4 connections: the server counts those and the
-    // sampler's own (one more for slack), never one per worker.
-    let timeline = std::fs::read_to_string(run_dir.join("timeline.tsv")).unwrap();
-    let (metric, value, pipeline) = (
-        tsv_column(&timeline, "metric"),
-        tsv_column(&timeline, "value"),
-        tsv_column(&timeline, "pipeline"),
+    std::fs::read_to_string(run_dir.join("timeline.tsv")).unwrap()
+}
+
+/// The largest value of `metric` in the timeline's samples at pipeline depth `depth`.
+fn most_at_depth(timeline: &str, metric: &str, depth: &str) -> f64 {
+    let (m, value, pipeline) = (
+        tsv_column(timeline, "metric"),
+        tsv_column(timeline, "value"),
+        tsv_column(timeline, "pipeline"),
     );
-    let most = timeline
+    timeline
         .lines()
         .skip(1)
         .map(|l| l.split('\t').collect::<Vec<_>>())
-        .filter(|r| r[metric] == "engine.connected_clients" && r[pipeline] == "8")
+        .filter(|r| r[m] == metric && r[pipeline] == depth)
         .map(|r| r[value].parse::<f64>().unwrap())
-        .fold(0.0, f64::max);
-    assert!(
-        most > 0.0 && most <= 6.0,
-        "depth 8 opened more connections than its groups: {most}"
-    );
+        .fold(0.0, f64::max)
 }
 
 /// A workload in `dir` whose unit puts one key per thread; its path.
@@ -755,8 +769,8 @@ fn workloads_that_need_key_order_are_refused_where_the_engine_keeps_none() {
 }
 
 /// memcached pipelined and checked: at depths 1 and 8 a run of mixed.lua (whose ranges
-/// are mgets here) passes with `--verify` finding no wrong answer, and at depth 8 the
-/// 32 workers share 4 connections, as the server's own count shows.
+/// are mgets here) keeps every request with `--verify` finding no wrong answer, and at
+/// depth 8 the 32 workers share 4 connections, as the server's own count shows.
 #[test]
 fn memcached_pipelines_verified_runs_on_shared_connections() {
     if kvmark::engine::find("memcached").is_none() || !common::servers::can_start("memcached") {
@@ -764,65 +778,24 @@ fn memcached_pipelines_verified_runs_on_shared_connections() {
     }
     let server = PrivateServer::start("memcached");
     let url = format!("memcached.url={}", server.url);
-    let dir = tempfile::tempdir().unwrap();
-    let timeline = dir.path().join("timeline.tsv");
-    let report = format!("console,timeline:{}", timeline.display());
-    let mixed = bundled("mixed.lua");
-    let args = [
-        "--backend",
-        "memcached",
-        "--engine-opt",
-        &url,
-        "--threads",
-        "2",
-        "--connections",
-        "2",
-        "--pipeline",
-        "1,8",
-        "--items",
-        "500",
-        "--ops",
-        "4000",
-        "--verify",
-        "--timeline",
-        "0.05",
-        "--report",
-        &report,
-        &mixed,
-    ];
-    let (o, _) = run(&args);
-    assert_exit(&o, 0);
-    let out = stdout(&o);
-    let rows = summary_rows(&out);
-    assert_eq!(rows.len(), 2, "one point per depth\n{out}");
-    assert!(rows.iter().all(|r| r.last().map(String::as_str) == Some("ok")), "{out}");
-    for op in ["get", "put", "del", "mget"] {
-        assert!(op_count(&out, op).unwrap_or(0) > 0, "no {op} row\n{out}");
-    }
-    assert!(op_count(&out, "range").is_none(), "a range on memcached\n{out}");
-    let timeline = std::fs::read_to_string(&timeline).unwrap();
-    let (metric, value, pipeline) = (
-        tsv_column(&timeline, "metric"),
-        tsv_column(&timeline, "value"),
-        tsv_column(&timeline, "pipeline"),
+    let timeline = pipelined_verified_run("memcached", &[&url]);
+    let kinds: Vec<&str> = timeline
+        .lines()
+        .filter_map(|l| l.split('\t').find(|c| c.starts_with("op.")))
+        .collect();
+    assert!(kinds.iter().any(|k| k.starts_with("op.mget.")), "mixed.lua's mgets");
+    assert!(
+        !kinds.iter().any(|k| k.starts_with("op.range.")),
+        "a range on memcached"
     );
-    let most = |depth: &str| {
-        timeline
-            .lines()
-            .skip(1)
-            .map(|l| l.split('\t').collect::<Vec<_>>())
-            .filter(|r| r[metric] == "engine.curr_connections" && r[pipeline] == depth)
-            .map(|r| r[value].parse::<f64>().unwrap())
-            .fold(0.0, f64::max)
-    };
     // At depth 8: the groups' 4 and the sampler's own, with slack, never one per worker
     // (32); at depth 1 the 4 workers' own.
-    assert!(
-        most("8") > 0.0 && most("8") <= 8.0,
-        "depth 8: {} connections",
-        most("8")
+    let (deep, shallow) = (
+        most_at_depth(&timeline, "engine.curr_connections", "8"),
+        most_at_depth(&timeline, "engine.curr_connections", "1"),
     );
-    assert!(most("1") >= 4.0, "depth 1: {} connections", most("1"));
+    assert!(deep > 0.0 && deep <= 8.0, "depth 8: {deep} connections");
+    assert!(shallow >= 4.0, "depth 1: {shallow} connections");
 }
 
 /// Every private server scripts/servers.d starts listens on loopback only: each TCP or
