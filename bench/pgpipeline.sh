@@ -54,8 +54,11 @@ script() { # NAME SQL DEPTH
   echo "$f"
 }
 
-median() { sort -g | awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%.3f (min %.3f, max %.3f, %d rounds)", m, v[1], v[NR], NR}'; }
+median() { sort -g | awk '{v[NR]=$1} END {if (NR == 0) exit 1; m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%.3f (min %.3f, max %.3f, %d rounds)", m, v[1], v[NR], NR}'; }
 timed() { /usr/bin/time -f "cpu %U %S" -o "$tmp/cpu" "$@" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err" "$tmp/out" >&2; exit 1; }; awk '{print $2 + $3}' "$tmp/cpu"; }
+# CPU microseconds per request; n/a when a side completed no request in its run (a
+# short run on a loaded machine can end before the first reply), never a division by 0.
+per_request() { awk -v c="$1" -v n="${2:-0}" 'BEGIN {if (n > 0) printf "%.2f", c / n * 1e6; else print "n/a"}'; }
 sync_for() { if [ "$1" = put ]; then echo off; else echo on; fi; }
 pg_run() { # TEST DEPTH: sets rate (requests/s) and us (client CPU us per request)
   local sql=$read_sql cpu n
@@ -64,7 +67,7 @@ pg_run() { # TEST DEPTH: sets rate (requests/s) and us (client CPU us per reques
     -f "$(script "$1" "$sql" "$2")" kvmark)
   rate=$(awk -v d="$2" '/^tps = /{print $3 * d}' "$tmp/out")
   n=$(awk -v d="$2" '/number of transactions actually processed/{split($NF, a, "/"); print a[1] * d}' "$tmp/out")
-  us=$(awk -v c="$cpu" -v n="$n" 'BEGIN {printf "%.2f", c / n * 1e6}')
+  us=$(per_request "$cpu" "$n")
 }
 kv_run() { # TEST DEPTH
   local cpu n
@@ -72,7 +75,7 @@ kv_run() { # TEST DEPTH
     --secs "$secs" --report console,tsv:"$tmp/kv.tsv" "bench/workloads/net-pg$1.lua")
   rate=$(awk '/^throughput:/{print $2}' "$tmp/out")
   n=$(awk -F'\t' 'NR == 1 {for (i = 1; i <= NF; i++) col[$i] = i} $col["phase"] == "run" && $col["op"] != "" {s += $col["count"]} END {print s}' "$tmp/kv.tsv")
-  us=$(awk -v c="$cpu" -v n="$n" 'BEGIN {printf "%.2f", c / n * 1e6}')
+  us=$(per_request "$cpu" "$n")
 }
 
 declare -A ratios rates cpus
@@ -85,7 +88,9 @@ for r in $(seq "$rounds"); do
       pg_run "$test" "$depth"
       k="$test P$depth"
       [ "$r" -gt 1 ] || names+=("$k")
-      ratios[$k]+="$(awk -v a="$kr" -v b="$rate" 'BEGIN {print a / b}') "
+      # A round where either side completed nothing gives no ratio, and is left out of
+      # the median (its rates still show the zero).
+      ratios[$k]+="$(awk -v a="${kr:-0}" -v b="${rate:-0}" 'BEGIN {if (a > 0 && b > 0) print a / b}') "
       rates[$k]+="$kr/$rate "; cpus[$k]+="$ku/$us "
       printf '  %-9s kvmark %9.0f/s %6s us cpu/req | pgbench %9.0f/s %6s us cpu/req\n' "$k" "$kr" "$ku" "$rate" "$us"
     done
@@ -95,7 +100,7 @@ done
 echo
 echo "kvmark / pgbench, median over rounds (goal >= 1.0):"
 for k in "${names[@]}"; do
-  printf '  %-9s %s\n' "$k" "$(tr ' ' '\n' <<<"${ratios[$k]}" | grep . | median)"
+  printf '  %-9s %s\n' "$k" "$(tr ' ' '\n' <<<"${ratios[$k]}" | grep . | median || echo "n/a (no round where both sides completed a request)")"
   printf '  %-9s rates kvmark/pgbench: %s\n' "" "${rates[$k]}"
   printf '  %-9s cpu us/req kvmark/pgbench: %s\n' "" "${cpus[$k]}"
 done

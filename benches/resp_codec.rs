@@ -11,7 +11,11 @@
 //! which copies each reply into an `OwnedFrame`). bench/resp-instructions.sh runs it
 //! under callgrind at two sizes and prints instructions per request.
 
+mod codec_keys;
+
 use std::hint::black_box;
+
+use codec_keys::request_key;
 
 use kvmark::engine::redis::resp::{self, Item};
 use redis_protocol::resp2::decode::{decode, decode_range};
@@ -28,23 +32,13 @@ fn replies() -> (Vec<u8>, Vec<u8>) {
     (b"+OK\r\n".to_vec(), get)
 }
 
-/// The key of request `i`: `key:` and 12 digits.
-fn key(i: u64, out: &mut [u8; 16]) {
-    out[..4].copy_from_slice(b"key:");
-    let mut n = i;
-    for d in out[4..].iter_mut().rev() {
-        *d = b'0' + (n % 10) as u8;
-        n /= 10;
-    }
-}
-
 /// kvmark's path: what `lean.rs` does per request, less the socket.
 fn own(n: u64, ok: &[u8], get: &[u8]) -> usize {
     let mut w = Vec::with_capacity(1 << 16);
     let mut k = [0u8; 16];
     let mut seen = 0usize;
     for i in 0..n {
-        key(i, &mut k);
+        request_key(i, &mut k);
         let at = w.len();
         let reply = if i % 2 == 0 {
             w.extend_from_slice(b"*3\r\n$3\r\nSET\r\n");
@@ -77,7 +71,7 @@ fn krate(n: u64, ok: &[u8], get: &[u8], owned: bool) -> usize {
     let mut k = [0u8; 16];
     let mut seen = 0usize;
     for i in 0..n {
-        key(i, &mut k);
+        request_key(i, &mut k);
         let (frame, reply) = if i % 2 == 0 {
             let args = [
                 BorrowedFrame::BulkString(b"SET"),

@@ -17,8 +17,8 @@
 //!   keys), unit-instructions.sh,
 //!   sampler-instructions.sh and server-instructions.sh (2000 minus 1000 requests at
 //!   depth 1, plain and over TLS), tls.sh (one round of 100 puts on redis and
-//!   postgres), resp-instructions.sh (20000 minus 10000 requests; its codec bench
-//!   built the way its message says).
+//!   postgres), resp-instructions.sh and memcached-codec-instructions.sh (20000
+//!   minus 10000 requests; their codec benches built the way their messages say).
 //! - With a size knob the script gained for this: specs.sh (NULL_OPS, 100000 units
 //!   per null run instead of 20 M; its other sizes are its spec files'), soak.sh
 //!   (SOAK_SECS, a 4 s run instead of whole minutes) and ycsb-servers.sh (RECORDS and
@@ -36,7 +36,7 @@
 //!   rocksdb-overhead-cpu.sh name that command too.
 //!
 //! The tests that need the bare loop build it with that command, and merge.sh and
-//! plots.sh build their bench inputs themselves (`make test` builds the four before
+//! plots.sh build their bench inputs themselves (`make test` builds the five before
 //! the tests, so that no compile time lands here). Programs scripts/setup or
 //! scripts/servers install (valgrind, mpirun, redis-benchmark) are skipped with a note
 //! in a plain `cargo test` where they are missing, and fail the test under
@@ -64,6 +64,7 @@ const CHECKED: &[&str] = &[
     "bench/harness.sh",
     "bench/ivs.sh",
     "bench/keybench.sh",
+    "bench/memcached-codec-instructions.sh",
     "bench/memcached.sh",
     "bench/merge.sh",
     "bench/network.sh",
@@ -342,25 +343,52 @@ fn unit_instructions_gives_the_null_and_paced_paths() {
     assert_eq!(names(&callgrind_figures(&out, 1)), ["null", "paced"], "{out}");
 }
 
+/// Builds the codec bench `bench` the way its script's message says, runs `script` at
+/// 20000 minus 10000 requests and checks it gives a figure for each of `modes`, and
+/// that it refuses sizes in the wrong order; returns its output.
+fn codec_instructions(bench: &str, script: &str, modes: &[&str]) -> String {
+    let o = Command::new(env!("CARGO"))
+        .args(["bench", "--bench", bench, "--no-run"])
+        .current_dir(root())
+        .output()
+        .expect("run cargo");
+    assert!(o.status.success(), "cargo bench --no-run: {}", stderr(&o));
+    let out = passed(&run(script, &["20000", "10000"], &[]));
+    for mode in modes {
+        let row = line(&out, &format!("{mode} "));
+        assert!(number_after(row, mode) > 0.0, "{out}");
+    }
+    exits(&run(script, &["10", "20"], &[]), 2);
+    out
+}
+
 #[cfg(feature = "redis")]
 #[test]
 fn resp_instructions_counts_each_codec_per_request() {
     if !have("valgrind") {
         return;
     }
-    let o = Command::new(env!("CARGO"))
-        .args(["bench", "--bench", "resp_codec", "--no-run"])
-        .current_dir(root())
-        .output()
-        .expect("run cargo");
-    assert!(o.status.success(), "cargo bench --no-run: {}", stderr(&o));
-    let out = passed(&run("bench/resp-instructions.sh", &["20000", "10000"], &[]));
-    for mode in ["own", "crate", "crate-owned"] {
-        let row = line(&out, &format!("{mode} "));
-        assert!(number_after(row, mode) > 0.0, "{out}");
+    codec_instructions(
+        "resp_codec",
+        "bench/resp-instructions.sh",
+        &["own", "crate", "crate-owned"],
+    );
+}
+
+#[cfg(feature = "memcached")]
+#[test]
+fn memcached_codec_instructions_counts_each_client_per_request() {
+    if !have("valgrind") {
+        return;
     }
-    let o = run("bench/resp-instructions.sh", &["10", "20"], &[]);
-    exits(&o, 2);
+    let out = codec_instructions(
+        "memcached_codec",
+        "bench/memcached-codec-instructions.sh",
+        &["own", "crate", "crate-noreply"],
+    );
+    // The crate's store is three writes (header, value, CRLF) and its get one: two a
+    // request on average, each a send on a socket.
+    assert!(line(&out, "crate ").contains(", 2.0 writes per request"), "{out}");
 }
 
 #[cfg(feature = "redis")]

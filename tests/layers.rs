@@ -546,3 +546,50 @@ fn imports_of(file: &str, text: &str, path: &[String]) -> Vec<Import> {
     }
     out
 }
+
+/// The test and bench builds share the release build's dependencies: no
+/// dev-dependency turns on a feature of a crate the release build also compiles. Such
+/// a feature gives that crate, and every crate above it, a second build for the tests
+/// (memcache-async's `futures/std` turned on futures-util's `channel` and made `make
+/// test` compile mongodb, tonic and the kvmark library again; Cargo.toml now turns it
+/// on for every build). `cargo tree` lists each crate with its features, with and
+/// without the dev-dependencies; a crate in both lists must have the same features.
+#[test]
+fn dev_dependencies_turn_on_no_feature_the_release_build_lacks() {
+    // A crate built for the host (a build script's dependency) and for the target
+    // may have two feature sets: each crate maps to every set it is built with.
+    let features = |edges: &str| -> BTreeMap<String, BTreeSet<String>> {
+        let o = std::process::Command::new(env!("CARGO"))
+            .args(["tree", "--locked", "-e", edges, "--prefix", "none", "--no-dedupe"])
+            .args(["--format", "{p}|{f}"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("run cargo tree");
+        assert!(o.status.success(), "cargo tree: {}", String::from_utf8_lossy(&o.stderr));
+        let mut sets: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (p, f) in String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter_map(|l| l.split_once('|'))
+        {
+            // `{p}` may go on with a path or " (*)"; the crate is its name and version.
+            let crate_id = p.split(' ').take(2).collect::<Vec<_>>().join(" ");
+            sets.entry(crate_id).or_default().insert(f.to_string());
+        }
+        sets
+    };
+    let release = features("normal,build");
+    let tests = features("normal,build,dev");
+    assert!(release.len() > 100, "{release:?}");
+    let split: Vec<String> = release
+        .iter()
+        .filter_map(|(c, f)| {
+            let g = tests.get(c)?;
+            (g != f).then(|| format!("{c}: release {f:?}, tests {g:?}"))
+        })
+        .collect();
+    assert!(
+        split.is_empty(),
+        "the dev-dependencies turn on features the release build lacks, so the tests build these crates (and all above them) twice; turn the features on in [dependencies]:\n{}",
+        split.join("\n")
+    );
+}

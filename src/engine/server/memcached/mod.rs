@@ -38,7 +38,7 @@ use crate::engine::{
 };
 
 mod knobs;
-mod meta;
+pub mod meta;
 
 /// Registry entry.
 pub static INFO: EngineInfo = EngineInfo {
