@@ -97,7 +97,7 @@ fn kvmark_bin() -> &'static str {
 /// must only ever stop its own.
 fn run(script: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
     let program = if script.ends_with(".py") { "python3" } else { "bash" };
-    Command::new(program)
+    without_test_env(&mut Command::new(program))
         .arg(script)
         .args(args)
         .current_dir(root())
@@ -107,6 +107,34 @@ fn run(script: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
         .stdin(Stdio::null())
         .output()
         .unwrap_or_else(|e| panic!("run {program} {script}: {e}"))
+}
+
+/// `cmd` without the variables cargo sets for a test binary (its package's name,
+/// version and manifest). A cargo started from a test, or from a script a test runs,
+/// would inherit them, and build scripts that watch them (ring's `CARGO_PKG_NAME`)
+/// would look changed: that cargo would rebuild ring, rustls and every crate above
+/// them, the kvmark library too, and the next plain build would rebuild them back.
+fn without_test_env(cmd: &mut Command) -> &mut Command {
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let set_for_tests = name.starts_with("CARGO_PKG_")
+            || name.starts_with("CARGO_BIN_")
+            || matches!(
+                &*name,
+                "CARGO_MANIFEST_DIR"
+                    | "CARGO_MANIFEST_PATH"
+                    | "CARGO_MANIFEST_LINKS"
+                    | "CARGO_CRATE_NAME"
+                    | "CARGO_PRIMARY_PACKAGE"
+                    | "CARGO_TARGET_TMPDIR"
+                    | "CARGO_RUSTC_CURRENT_DIR"
+                    | "OUT_DIR"
+            );
+        if set_for_tests {
+            cmd.env_remove(&*name);
+        }
+    }
+    cmd
 }
 
 /// The end of `text`: a failing script's whole output can run to megabytes.
@@ -208,7 +236,7 @@ fn fresh_target() -> tempfile::TempDir {
 fn build_bare_loop() {
     static BUILT: std::sync::OnceLock<()> = std::sync::OnceLock::new();
     BUILT.get_or_init(|| {
-        let o = Command::new(env!("CARGO"))
+        let o = without_test_env(&mut Command::new(env!("CARGO")))
             .args(["bench", "--bench", "rocksdb_overhead", "--no-run"])
             .current_dir(root())
             .output()
@@ -347,7 +375,7 @@ fn unit_instructions_gives_the_null_and_paced_paths() {
 /// 20000 minus 10000 requests and checks it gives a figure for each of `modes`, and
 /// that it refuses sizes in the wrong order; returns its output.
 fn codec_instructions(bench: &str, script: &str, modes: &[&str]) -> String {
-    let o = Command::new(env!("CARGO"))
+    let o = without_test_env(&mut Command::new(env!("CARGO")))
         .args(["bench", "--bench", bench, "--no-run"])
         .current_dir(root())
         .output()
