@@ -36,7 +36,9 @@ pub fn main(cli: Cli) -> ExitCode {
             ExitCode::from(EXIT_OK)
         }
         Some(Command::Gen(args)) => ExitCode::from(generate(&args)),
-        Some(Command::Replay(args)) => {
+        Some(Command::Replay(mut args)) => {
+            // So a saved config reruns the file as a log whatever its name.
+            args.format.get_or_insert_with(|| "oplog".to_string());
             ExitCode::from(run_benchmark_with(*args, |path, _, _| replay::open_workload(path)))
         }
         Some(Command::Plot(args)) => ExitCode::from(plot_dirs(&args)),

@@ -18,7 +18,8 @@
 //!   sampler-instructions.sh and server-instructions.sh (2000 minus 1000 requests at
 //!   depth 1, plain and over TLS), tls.sh (one round of 100 puts on redis and
 //!   postgres), resp-instructions.sh and memcached-codec-instructions.sh (20000
-//!   minus 10000 requests; their codec benches built the way their messages say).
+//!   minus 10000 requests; their codec benches built the way their messages say),
+//!   trace-replay.sh (one round of 2000 lines).
 //! - With a size knob the script gained for this: specs.sh (NULL_OPS, 100000 units
 //!   per null run instead of 20 M; its other sizes are its spec files'), soak.sh
 //!   (SOAK_SECS, a 4 s run instead of whole minutes) and ycsb-servers.sh (RECORDS and
@@ -83,6 +84,7 @@ const CHECKED: &[&str] = &[
     "bench/soak.sh",
     "bench/specs.sh",
     "bench/tls.sh",
+    "bench/trace-replay.sh",
     "bench/unit-instructions.sh",
     "bench/ycsb-servers.sh",
 ];
@@ -491,6 +493,20 @@ fn sampler_instructions_counts_the_worker_and_the_sampler() {
         number_after(line(&out, "sampler thread:"), "sampler thread:") > 0.0,
         "{out}"
     );
+}
+
+#[test]
+fn trace_replay_compares_a_trace_with_its_log_at_two_lengths() {
+    let out = passed(&run("bench/trace-replay.sh", &["2000", "1"], &[]));
+    assert!(number_after(line(&out, "run 1:"), "trace") > 0.0, "{out}");
+    assert!(number_after(line(&out, "median:"), "trace/log") > 0.0, "{out}");
+    for lines in ["peak RSS at 2000 lines:", "peak RSS at 200 lines:"] {
+        let rss = line(&out, lines);
+        assert!(
+            number_after(rss, "trace") > 0.0 && number_after(rss, "log") > 0.0,
+            "{out}"
+        );
+    }
 }
 
 #[test]

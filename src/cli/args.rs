@@ -346,6 +346,19 @@ pub struct RunArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub rate: Option<Vec<String>>,
 
+    /// Read the workload files as traces of this format: twitter (Twitter's open
+    /// cache-trace CSV), redis-monitor (what `redis-cli MONITOR` prints) or oplog
+    /// (kvmark's operation log). Requests with no kv verb are skipped, counted and
+    /// warned about. [default: by extension; `replay`: oplog]
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+
+    /// Replay a trace on its own clock, X times as fast (1: as recorded; 0.5: half as
+    /// fast): open loop, each request due at its trace time divided by X, its response
+    /// time measured from then. Without it a trace replays as fast as it can.
+    #[arg(long, value_name = "X", conflicts_with_all = ["rate", "slo"])]
+    pub speed: Option<f64>,
+
     /// Run closed loop: drop a config file's rate, slo, arrival and slo_secs.
     #[arg(long, conflicts_with_all = ["rate", "slo", "arrival", "slo_secs"])]
     pub no_rate: bool,

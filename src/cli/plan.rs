@@ -334,12 +334,22 @@ impl RunArgs {
         let (segment, start_at, job) = self.scale_out(&engines, &epochs, &open_loop.slo)?;
         let mut paths = self.workloads.clone();
         paths.extend(self.ycsb_file.iter().cloned());
-        let open_one = |p: &std::path::Path| {
-            if self.is_ycsb_file(p) {
-                workload::ycsb::open(p, &ycsb)
-            } else {
-                open(p)
+        let trace_format = match &self.format {
+            Some(text) => {
+                Some(workload::trace::TraceFormat::parse(text).map_err(|m| self.refused("format", m.clone(), m))?)
             }
+            None => None,
+        };
+        if self.speed.is_some() && trace_format.is_none() {
+            return Err(self.refused_flag(
+                "speed",
+                "replays a trace on its own clock: give --format twitter or redis-monitor with it",
+            ));
+        }
+        let open_one = |p: &std::path::Path| match trace_format {
+            Some(format) => workload::trace::open(p, format, self.speed),
+            None if self.is_ycsb_file(p) => workload::ycsb::open(p, &ycsb),
+            None => open(p),
         };
         workload::spec::set_strict(self.strict_spec);
         let workloads = open_workloads_with(&paths, &open_one)?;
@@ -394,6 +404,8 @@ impl RunArgs {
             timeline,
             probes,
             option_origins,
+            trace_format,
+            speed: self.speed,
             rates: open_loop.rates,
             arrival: open_loop.arrival,
             warmup: open_loop.warmup,

@@ -34,6 +34,12 @@ pub fn render(plan: &Plan, outputs: &Outputs) -> Result<String, String> {
     for wl in &plan.workloads {
         put("workload", abs(wl.path()))?;
     }
+    if let Some(format) = plan.trace_format {
+        put("format", format.name().to_string())?;
+    }
+    if let Some(x) = plan.speed {
+        put("speed", x.to_string())?;
+    }
     put(
         "backend",
         plan.engines.iter().map(|e| e.name).collect::<Vec<_>>().join(","),

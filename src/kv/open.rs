@@ -32,6 +32,21 @@ impl Kv {
         }
     }
 
+    /// Starts pacing this worker on a trace's own clock: each unit is due when the
+    /// program last said with [`Kv::set_upcoming`], counted from now.
+    pub fn start_trace_clock(&mut self, stop: StopSignal) {
+        let now = self.clock.raw();
+        self.last_end = now;
+        self.pacer = Pacer::given(now, ticks_per_ns(&self.clock), stop);
+    }
+
+    /// On a trace's clock ([`Kv::start_trace_clock`]): the next unit is due `offset_ns`
+    /// after the clock started. Call it before [`Kv::begin_unit`]; otherwise a no-op.
+    #[inline]
+    pub fn set_upcoming(&mut self, offset_ns: u64) {
+        self.pacer.set_upcoming(offset_ns);
+    }
+
     /// Stops pacing (after the step's recorder was taken).
     pub fn end_pacing(&mut self) {
         // Response times still counted belong to the recorder, not to whatever follows.

@@ -27,6 +27,9 @@ enum Gap {
     /// By bandwidth, in bytes per tick: the mean gap is the thread's running mean of
     /// bytes per unit divided by this (exponential around it for Poisson arrivals).
     Bytes(f64),
+    /// Set by the program before each unit ([`Pacer::set_upcoming`]): a trace's own
+    /// clock. Holds the clock's ticks per nanosecond.
+    Given(f64),
 }
 
 /// Where the current unit stands, unless it is late and its lag not yet fixed (see
@@ -176,6 +179,37 @@ impl Pacer {
         }
     }
 
+    /// A worker whose units are due when the program says ([`Pacer::set_upcoming`]),
+    /// counted from raw reading `t0`: a trace replayed on its own clock.
+    pub fn given(t0: u64, ticks_per_ns: f64, stop: StopSignal) -> Self {
+        Pacer {
+            first: FirstOp::Done,
+            unit_due: t0,
+            ns_per_tick: (4_294_967_296.0 / ticks_per_ns).round() as u64,
+            due: u128::from(t0) << 64,
+            due0: u128::from(t0) << 64,
+            slow: Some(Box::new(SlowPart {
+                gap: Gap::Given(ticks_per_ns),
+                arrival: Arrival::Constant,
+                rng: Xoshiro256PlusPlus::seed_from_u64(0),
+                stop,
+                written0: 0,
+                stats: PaceStats::default(),
+            })),
+            ..Pacer::default()
+        }
+    }
+
+    /// Makes the upcoming unit due `offset_ns` after the schedule began. Only a pacer
+    /// made by [`Pacer::given`] takes it; others draw their own starts.
+    #[inline]
+    pub fn set_upcoming(&mut self, offset_ns: u64) {
+        if let Some(Gap::Given(ticks_per_ns)) = self.slow.as_deref().map(|s| s.gap) {
+            self.due = self.due0 + fixed_point(offset_ns as f64 * ticks_per_ns);
+            self.drawn = true;
+        }
+    }
+
     /// True while the worker is paced.
     #[inline]
     pub fn is_active(&self) -> bool {
@@ -225,7 +259,7 @@ impl Pacer {
             return;
         };
         let mean = match slow.gap {
-            Gap::Fixed => return,
+            Gap::Fixed | Gap::Given(_) => return,
             Gap::Exp(mean) => mean,
             Gap::Bytes(per_tick) => (written - slow.written0) as f64 / self.units as f64 / per_tick,
         };
@@ -418,6 +452,25 @@ mod tests {
         assert!((mean_gap - 1e6).abs() < 1e4, "mean gap {mean_gap} ns");
         assert_eq!(run(0), run(0));
         assert_ne!(run(0), run(1));
+    }
+
+    #[test]
+    fn a_given_schedule_keeps_the_starts_the_program_sets() {
+        // On 2 ticks per ns, from t0 = 100: each start is t0 plus twice the offset.
+        let mut p = Pacer::given(100, 2.0, stop());
+        assert!(p.is_active());
+        let mut got = Vec::new();
+        for offset in [0, 5, 5, 1_000] {
+            p.set_upcoming(offset);
+            got.push(p.upcoming(0));
+            p.begin(false);
+        }
+        assert_eq!(got, vec![100, 110, 110, 2_100]);
+        assert_eq!(p.units(), 4);
+        // Other pacers ignore it.
+        let mut fixed = pacer("1000", Arrival::Constant, 1, 0, 0, 0);
+        fixed.set_upcoming(7);
+        assert_eq!(fixed.upcoming(0), 0);
     }
 
     #[test]

@@ -56,6 +56,10 @@ pub struct Plan {
     pub probes: ProbeSet,
     /// Where engine options were set: (engine, key) to "FILE:LINE" or the flag.
     pub option_origins: BTreeMap<(String, String), String>,
+    /// How the workload files were read as traces (`--format`), if it was given.
+    pub trace_format: Option<crate::workload::trace::TraceFormat>,
+    /// Traces replay on their own clock this many times as fast (`--speed`).
+    pub speed: Option<f64>,
     /// Open-loop target rates to sweep (empty: closed loop).
     pub rates: Vec<Rate>,
     /// How paced units arrive.

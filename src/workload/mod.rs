@@ -12,6 +12,7 @@ pub mod op;
 pub mod oplog;
 pub mod replay;
 pub mod spec;
+pub mod trace;
 pub mod ycsb;
 
 use std::fmt;
@@ -155,9 +156,13 @@ pub trait Workload: Send + Sync {
     /// The file it came from.
     fn path(&self) -> &Path;
     /// Whether the workload reads ctx.batch, so the batch list sweeps it.
-    fn batched(&self) -> bool;
+    fn batched(&self) -> bool {
+        false
+    }
     /// A sweep the workload declares, if any.
-    fn sweep(&self) -> Option<&Sweep>;
+    fn sweep(&self) -> Option<&Sweep> {
+        None
+    }
     /// Whether there is a seed (load) phase.
     fn has_load(&self) -> bool;
     /// The timed phases, in order.

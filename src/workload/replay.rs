@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::oplog::{Entry, Line};
-use super::{Budget, PhasePlan, Program, Sweep, ThreadCtx, Workload, WorkloadError};
+use super::{Budget, PhasePlan, Program, ThreadCtx, Workload, WorkloadError};
 use crate::kv::Kv;
 
 /// Read buffer of each reader.
@@ -105,14 +105,6 @@ impl Workload for ReplayWorkload {
         &self.path
     }
 
-    fn batched(&self) -> bool {
-        false
-    }
-
-    fn sweep(&self) -> Option<&Sweep> {
-        None
-    }
-
     fn has_load(&self) -> bool {
         false
     }
@@ -179,7 +171,7 @@ enum Next {
 /// Appends the next line, newline included, to `buf` and returns its length (0 at the
 /// end), as `read_until(b'\n')` does, finding the newline with memchr: std's portable
 /// search cost a replayed operation about 200 instructions (bench/callgrind.sh).
-fn read_line(reader: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+pub(super) fn read_line(reader: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<usize> {
     let mut n = 0;
     loop {
         let avail = match reader.fill_buf() {
