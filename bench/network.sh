@@ -40,13 +40,15 @@ median() { sort -g | awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1
 # (user + system) are echoed.
 timed() { /usr/bin/time -f "cpu %U %S" -o "$tmp/cpu" "$@" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }; awk '{print $2 + $3}' "$tmp/cpu"; }
 kv_rate() { awk '/^throughput:/{print $2}' "$tmp/out"; }
-per_op_us() { awk -v c="$1" -v n="$2" 'BEGIN {printf "%.2f", c / n * 1e6}'; }
+# n/a when a side completed no request (pgbench's clients can spend a short run
+# connecting on a busy machine).
+per_op_us() { awk -v c="$1" -v n="${2:-0}" 'BEGIN {if (n > 0) printf "%.2f", c / n * 1e6; else print "n/a"}'; }
 # kvmark's CPU seconds with --ops 128 (start-up, load and 128 units), for
 # `kv_per_op_us`: the arguments are the benchmark's own, less its --ops or --secs.
 base_ops=128
 kv_base() { timed "$kvmark" --ops "$base_ops" "$@"; }
 kv_per_op_us() { # CPU BASE_CPU OPS [OPS_PER_UNIT]
-  awk -v c="$1" -v b="$2" -v n="$3" -v k="${4:-1}" -v u="$base_ops" 'BEGIN {printf "%.2f", (c - b) / (n - u * k) * 1e6}'
+  awk -v c="$1" -v b="$2" -v n="$3" -v k="${4:-1}" -v u="$base_ops" 'BEGIN {if (n > u * k) printf "%.2f", (c - b) / (n - u * k) * 1e6; else print "n/a"}'
 }
 
 # pgbench's table: the rows net-pgread.lua loads (8-byte big-endian keys from
@@ -62,6 +64,10 @@ EOF
 
 declare -A ratios rates cpus
 record() { # NAME KVMARK_RATE TOOL_RATE KVMARK_US TOOL_US
+  if ! awk -v a="${2:-0}" -v b="${3:-0}" 'BEGIN {exit !(a > 0 && b > 0)}'; then
+    printf '  %-8s n/a: kvmark %s ops/s, tool %s ops/s (a side completed no request; the round is left out)\n' "$1" "${2:-0}" "${3:-0}"
+    return
+  fi
   ratios[$1]+="$(awk -v a="$2" -v b="$3" 'BEGIN {print a / b}') "
   rates[$1]+="$2/$3 "
   cpus[$1]+="$4/$5 "
@@ -96,7 +102,7 @@ done
 echo
 echo "kvmark / tool, median over rounds (goal >= 0.9):"
 for k in set get mget16 pgread; do
-  printf '  %-8s %s\n' "$k" "$(tr ' ' '\n' <<<"${ratios[$k]}" | grep . | median)"
-  printf '  %-8s rates kvmark/tool: %s\n' "" "${rates[$k]}"
-  printf '  %-8s cpu us/op kvmark/tool: %s\n' "" "${cpus[$k]}"
+  printf '  %-8s %s\n' "$k" "$(tr ' ' '\n' <<<"${ratios[$k]:-}" | grep . | median || echo "n/a (no round where both sides completed a request)")"
+  printf '  %-8s rates kvmark/tool: %s\n' "" "${rates[$k]:-}"
+  printf '  %-8s cpu us/op kvmark/tool: %s\n' "" "${cpus[$k]:-}"
 done

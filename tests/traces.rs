@@ -1,6 +1,7 @@
 //! Traces recorded elsewhere, replayed by the real binary: Twitter's cache-trace CSV
 //! and `redis-cli MONITOR` output, as fast as possible and on the trace's clock
-//! (`--speed`), split over threads and over segments that `kvmark merge` joins.
+//! (`--speed`), split by line or by client over threads and over segments that
+//! `kvmark merge` joins.
 
 mod common;
 
@@ -249,6 +250,15 @@ fn bad_traces_and_flags_are_usage_errors_that_say_where() {
             &["replay", "--format", "redis-monitor", b],
             "bad.csv:1: not a MONITOR line",
         ),
+        (
+            &["replay", "--format", "twitter", "--trace-split", "key", b],
+            "--trace-split 'key': expected line",
+        ),
+        (
+            &["--trace-split", "client", b],
+            "--trace-split: deals a trace's requests to threads: give --format",
+        ),
+        (&["replay", "--trace-split", "client", b], "an operation log names none"),
     ];
     for (args, words) in cases {
         let o = kvmark(args);
@@ -258,33 +268,88 @@ fn bad_traces_and_flags_are_usage_errors_that_say_where() {
 }
 
 #[test]
+fn a_split_by_client_keeps_each_clients_order() {
+    let dir = tempfile::tempdir().unwrap();
+    // Eight clients, interleaved line by line: each sets its own keys, reads each
+    // back, deletes it and reads it again (a miss). Every read's outcome depends on
+    // the client's earlier requests, never on another client's.
+    let mut lines = Vec::new();
+    for round in 0..50 {
+        for step in ["set", "get", "delete", "get"] {
+            for client in 0..8 {
+                let size = if step == "set" { 32 } else { 0 };
+                lines.push(format!("{round},c{client}:k{round},6,{size},{client},{step},0"));
+            }
+        }
+    }
+    let trace = dir.path().join("clients.csv");
+    std::fs::write(&trace, lines.join("\n")).unwrap();
+    let t = trace.to_str().unwrap();
+    for threads in ["1", "3"] {
+        let (code, err, point) = run_json(
+            dir.path(),
+            &format!("by-client-{threads}"),
+            &[
+                "replay",
+                "--format",
+                "twitter",
+                "--trace-split",
+                "client",
+                "--threads",
+                threads,
+                t,
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        let got = kinds(&point);
+        assert_eq!((got["put"].0, got["del"].0), (400, 400), "{got:?}");
+        // Half the reads hit (after the set), half miss (after the delete).
+        assert_eq!((got["get"].0, got["get"].1), (800, 400), "{threads} threads: {got:?}");
+    }
+}
+
+#[test]
 fn segments_of_a_trace_merge_into_the_whole() {
     let dir = tempfile::tempdir().unwrap();
     let (trace, expected) = twitter_trace(dir.path());
     let t = trace.to_str().unwrap();
-    let mut dirs = Vec::new();
-    for i in 0..2 {
-        let seg = format!("{i}/2");
-        let (code, err, _) = run_json(
-            dir.path(),
-            &format!("seg{i}"),
-            &["replay", "--format", "twitter", "--threads", "2", "--segment", &seg, t],
-        );
-        assert_eq!(code, 0, "{err}");
-        dirs.push(written(&dir.path().join(format!("seg{i}"))));
-    }
-    let out = dir.path().join("merged");
-    let o = kvmark(&[
-        "merge",
-        dirs[0].to_str().unwrap(),
-        dirs[1].to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_exit(&o, 0);
-    let merged: Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
-    let got = kinds(&merged["points"][0]);
-    for (kind, (count, _, bytes)) in &expected {
-        assert_eq!((got[kind].0, got[kind].2), (*count, *bytes), "{kind}: {got:?}");
+    for split in ["line", "client"] {
+        let mut dirs = Vec::new();
+        for i in 0..2 {
+            let seg = format!("{i}/2");
+            let name = format!("{split}-seg{i}");
+            let (code, err, _) = run_json(
+                dir.path(),
+                &name,
+                &[
+                    "replay",
+                    "--format",
+                    "twitter",
+                    "--trace-split",
+                    split,
+                    "--threads",
+                    "2",
+                    "--segment",
+                    &seg,
+                    t,
+                ],
+            );
+            assert_eq!(code, 0, "{err}");
+            dirs.push(written(&dir.path().join(name)));
+        }
+        let out = dir.path().join(format!("{split}-merged"));
+        let o = kvmark(&[
+            "merge",
+            dirs[0].to_str().unwrap(),
+            dirs[1].to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_exit(&o, 0);
+        let merged: Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+        let got = kinds(&merged["points"][0]);
+        for (kind, (count, _, bytes)) in &expected {
+            assert_eq!((got[kind].0, got[kind].2), (*count, *bytes), "{split}, {kind}: {got:?}");
+        }
     }
 }

@@ -271,6 +271,14 @@ pub struct RunArgs {
     #[arg(long, overrides_with = "keep_data")]
     pub no_keep_data: bool,
 
+    /// Run against the store an earlier run kept (--keep-data prints where) or the
+    /// engine's own tools made: PATH is a disk engine's store directory, or a server
+    /// engine's namespace name. The seed step is skipped, every point runs on this one
+    /// store (as with --seed-once), and it is never removed. One --backend; not with
+    /// epochs or --verify.
+    #[arg(long, value_name = "PATH")]
+    pub use_existing: Option<String>,
+
     /// Before every timed phase (after the seed, and between a spec's phases), wait
     /// until the engine's background flushes and compactions are done (RocksDB);
     /// the wait is part of no phase.
@@ -352,6 +360,12 @@ pub struct RunArgs {
     /// warned about. [default: by extension; `replay`: oplog]
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<String>,
+
+    /// How a trace's requests are dealt to the threads (and segments): line (the i-th
+    /// request to thread i mod T, even shares) or client (each client's requests to
+    /// one thread, in their order; shares follow the clients). [default: line]
+    #[arg(long, value_name = "HOW")]
+    pub trace_split: Option<String>,
 
     /// Replay a trace on its own clock, X times as fast (1: as recorded; 0.5: half as
     /// fast): open loop, each request due at its trace time divided by X, its response

@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::RunArgs;
 use super::epochs;
 use crate::config::normalize_option;
-use crate::engine::{self, EngineInfo, EngineOptions};
+use crate::engine::{self, EngineInfo, EngineOptions, StorageKind, StorePlace};
 use crate::kv::pace::{Arrival, Rate};
 use crate::probe::ProbeSet;
 use crate::report::setup::{self, Outputs};
@@ -271,6 +271,7 @@ impl RunArgs {
         let engines = self.engines()?;
         let pipeline = self.pipeline(sweep("pipeline", &self.pipeline)?, &connections, &engines)?;
         let reconnect_every = self.reconnect_every(&pipeline, &engines)?;
+        let use_existing = self.use_existing(&engines)?;
         let mut data_dir = self.data_dir.clone();
         if let Some(dir) = &self.data_dir
             && !dir.is_dir()
@@ -291,6 +292,7 @@ impl RunArgs {
             data_dir = None;
         }
         if self.data_dir.is_none()
+            && use_existing.is_none()
             && let Some(e) = engines.iter().find(|e| e.storage.on_disk())
         {
             return Err(self.together(
@@ -346,8 +348,20 @@ impl RunArgs {
                 "replays a trace on its own clock: give --format twitter or redis-monitor with it",
             ));
         }
+        let trace_split = match &self.trace_split {
+            Some(text) => {
+                if trace_format.is_none() {
+                    return Err(self.refused_flag(
+                        "trace_split",
+                        "deals a trace's requests to threads: give --format twitter or redis-monitor with it",
+                    ));
+                }
+                workload::trace::TraceSplit::parse(text).map_err(|m| self.refused("trace_split", m.clone(), m))?
+            }
+            None => workload::trace::TraceSplit::Line,
+        };
         let open_one = |p: &std::path::Path| match trace_format {
-            Some(format) => workload::trace::open(p, format, self.speed),
+            Some(format) => workload::trace::open(p, format, self.speed, trace_split),
             None if self.is_ycsb_file(p) => workload::ycsb::open(p, &ycsb),
             None => open(p),
         };
@@ -359,6 +373,25 @@ impl RunArgs {
         }
         epochs::check(&epochs, &workloads, seed_once, &open_loop.refused_by_epochs())?;
         let verify = self.verify && !self.no_verify;
+        if use_existing.is_some() {
+            if let Some(wl) = workloads.iter().find(|wl| epochs.resolve(wl.as_ref()).is_some()) {
+                return Err(self.refused_flag(
+                    "use_existing",
+                    format!(
+                        "{} runs in epochs, which load a fresh store and grow its values; run it without \
+                         --use-existing, or without epochs",
+                        wl.name()
+                    ),
+                ));
+            }
+            if verify {
+                return Err(self.refused_flag(
+                    "use_existing",
+                    "--verify checks every read against what the run wrote, and an existing store holds values \
+                     this run did not write; run it without --verify",
+                ));
+            }
+        }
         if verify && let Some(wl) = workloads.iter().find(|wl| epochs.resolve(wl.as_ref()).is_some()) {
             return Err(self.refused(
                 "verify",
@@ -397,7 +430,9 @@ impl RunArgs {
             repeat,
             params,
             load_threads: self.seed_threads,
-            load_once: seed_once,
+            // One store for every point, as under --seed-once: the existing one.
+            load_once: seed_once || use_existing.is_some(),
+            use_existing,
             data_dir,
             keep_data: self.keep_data && !self.no_keep_data,
             settle: self.settle && !self.no_settle,
@@ -405,6 +440,7 @@ impl RunArgs {
             probes,
             option_origins,
             trace_format,
+            trace_split,
             speed: self.speed,
             rates: open_loop.rates,
             arrival: open_loop.arrival,
@@ -470,6 +506,39 @@ impl RunArgs {
     /// `--reconnect-every N` (0 when not given): only for server engines, whose
     /// sessions have a connection to close, and only one request deep, since a
     /// pipeline group's sessions share their connection.
+    /// `--use-existing`: the store to reopen, checked against the run's one engine.
+    fn use_existing(&self, engines: &[&'static EngineInfo]) -> Result<Option<StorePlace>, UsageError> {
+        let Some(text) = &self.use_existing else {
+            return Ok(None);
+        };
+        let [engine] = engines else {
+            let names: Vec<&str> = engines.iter().map(|e| e.name).collect();
+            return Err(self.together(
+                &["use_existing", "backend"],
+                format!(
+                    "--use-existing opens one engine's store: give one --backend (this run compares {})",
+                    names.join(", ")
+                ),
+            ));
+        };
+        let bad = |why: String| self.refused_value("use_existing", text, why);
+        match engine.storage {
+            StorageKind::Memory => Err(bad(format!(
+                "engine {} keeps its store in memory, so no run leaves one to reopen; give a disk or server engine",
+                engine.name
+            ))),
+            StorageKind::Disk => {
+                let dir = PathBuf::from(text);
+                crate::engine::storage::check_existing_dir(&dir, engine.name).map_err(bad)?;
+                Ok(Some(StorePlace::Dir(dir)))
+            }
+            StorageKind::Server(_) => {
+                crate::engine::storage::check_existing_namespace(text).map_err(bad)?;
+                Ok(Some(StorePlace::Namespace(text.clone())))
+            }
+        }
+    }
+
     fn reconnect_every(&self, pipeline: &[usize], engines: &[&'static EngineInfo]) -> Result<u64, UsageError> {
         let Some(n) = self.reconnect_every else {
             return Ok(0);

@@ -37,6 +37,9 @@ pub fn render(plan: &Plan, outputs: &Outputs) -> Result<String, String> {
     if let Some(format) = plan.trace_format {
         put("format", format.name().to_string())?;
     }
+    if plan.trace_split != crate::workload::trace::TraceSplit::Line {
+        put("trace_split", plan.trace_split.name().to_string())?;
+    }
     if let Some(x) = plan.speed {
         put("speed", x.to_string())?;
     }
@@ -67,6 +70,11 @@ pub fn render(plan: &Plan, outputs: &Outputs) -> Result<String, String> {
     }
     put("seed_once", plan.load_once.to_string())?;
     put("keep_data", plan.keep_data.to_string())?;
+    match &plan.use_existing {
+        Some(crate::engine::StorePlace::Dir(dir)) => put("use_existing", abs(dir))?,
+        Some(crate::engine::StorePlace::Namespace(name)) => put("use_existing", name.clone())?,
+        _ => {}
+    }
     put("settle", plan.settle.to_string())?;
     put(
         "load_secs",

@@ -45,6 +45,72 @@ pub fn fresh_dir(base: &Path, prefix: &str) -> std::io::Result<PathBuf> {
     ))
 }
 
+/// The line of a store directory's marker that names its engine.
+const ENGINE_LINE: &str = "engine = ";
+
+/// Records in the marker of `dir` (made by [`fresh_dir`]) which engine's store it
+/// holds, so a later run that reopens it (`--use-existing`) can tell.
+pub fn mark_engine(dir: &Path, engine: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut marker = std::fs::OpenOptions::new().append(true).open(dir.join(STORE_MARKER))?;
+    writeln!(marker, "{ENGINE_LINE}{engine}")
+}
+
+/// The engine the marker of `dir` names, if it has a marker that names one.
+pub fn marked_engine(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join(STORE_MARKER)).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(ENGINE_LINE))
+        .map(|e| e.trim().to_string())
+}
+
+/// Checks that `dir` holds a store `engine` may reopen (`--use-existing`): an existing
+/// directory with something in it beside kvmark's marker, and a marker, if any, that
+/// names `engine`. A directory without a marker (made by the engine's own tools) is
+/// taken as it is: the engine's open says whether it is one of its stores.
+pub fn check_existing_dir(dir: &Path, engine: &str) -> Result<(), String> {
+    let meta = std::fs::metadata(dir).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            "no such directory (give the store directory a --keep-data run printed)".to_string()
+        }
+        _ => e.to_string(),
+    })?;
+    if !meta.is_dir() {
+        return Err(
+            "not a directory: a disk engine's store is a directory (the one a --keep-data run printed)".to_string(),
+        );
+    }
+    if let Some(other) = marked_engine(dir).filter(|e| e != engine) {
+        return Err(format!(
+            "it holds a {other} store (its {STORE_MARKER} says so), not a {engine} one: give --backend {other}"
+        ));
+    }
+    let mut entries = std::fs::read_dir(dir).map_err(|e| e.to_string())?;
+    if !entries.any(|e| e.is_ok_and(|e| e.file_name() != STORE_MARKER)) {
+        return Err("it is empty: there is no store in it to open".to_string());
+    }
+    Ok(())
+}
+
+/// Checks a server namespace given to `--use-existing`: the form kvmark's own names
+/// take (ASCII letters, digits and underscores, not starting with a digit, at most 63
+/// characters), which every server engine can name without quoting.
+pub fn check_existing_namespace(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 63
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !name.as_bytes()[0].is_ascii_digit();
+    if ok {
+        Ok(())
+    } else {
+        Err(
+            "not a namespace name: give ASCII letters, digits and underscores, not starting with a digit, \
+             at most 63 characters (the name a --keep-data run printed)"
+                .to_string(),
+        )
+    }
+}
+
 /// (free for unprivileged users, total) bytes of the filesystem holding `dir`.
 pub fn disk_space(dir: &Path) -> Option<(u64, u64)> {
     use std::os::unix::ffi::OsStrExt;
@@ -282,6 +348,40 @@ mod tests {
         let made = fresh_dir(base.path(), "kvmark-test").unwrap();
         remove_store_dir(&made).unwrap();
         assert!(!made.exists());
+    }
+
+    #[test]
+    fn an_existing_store_must_be_a_filled_directory_of_the_same_engine() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = fresh_dir(base.path(), "kvmark-test").unwrap();
+        assert_eq!(marked_engine(&dir), None);
+        mark_engine(&dir, "rocksdb").unwrap();
+        assert_eq!(marked_engine(&dir).as_deref(), Some("rocksdb"));
+        assert!(check_existing_dir(&dir, "rocksdb").unwrap_err().contains("empty"));
+        std::fs::write(dir.join("CURRENT"), "MANIFEST-000001\n").unwrap();
+        check_existing_dir(&dir, "rocksdb").unwrap();
+        let err = check_existing_dir(&dir, "leveldb").unwrap_err();
+        assert!(
+            err.contains("holds a rocksdb store") && err.contains("--backend rocksdb"),
+            "{err}"
+        );
+        // Without a marker (the engine's own tools made it) any engine may try.
+        std::fs::remove_file(dir.join(STORE_MARKER)).unwrap();
+        check_existing_dir(&dir, "leveldb").unwrap();
+        assert!(
+            check_existing_dir(&base.path().join("nope"), "x")
+                .unwrap_err()
+                .contains("no such directory")
+        );
+        assert!(
+            check_existing_dir(&dir.join("CURRENT"), "x")
+                .unwrap_err()
+                .contains("not a directory")
+        );
+        check_existing_namespace("kvmark_redis_1_ab12_0").unwrap();
+        for bad in ["", "9lives", "a-b", "a b", &"x".repeat(64)] {
+            assert!(check_existing_namespace(bad).is_err(), "{bad}");
+        }
     }
 
     static DOWN: ServerKind = ServerKind {

@@ -48,6 +48,9 @@ pub struct Plan {
     pub data_dir: Option<PathBuf>,
     /// Keep store directories after use.
     pub keep_data: bool,
+    /// The store an earlier run kept, reopened for every point instead of a fresh,
+    /// seeded one (`--use-existing`; the plan checked it and implies `load_once`).
+    pub use_existing: Option<crate::engine::StorePlace>,
     /// Wait for the engine's background work before every timed phase.
     pub settle: bool,
     /// Timeline sample period (`--timeline`), if any.
@@ -58,6 +61,8 @@ pub struct Plan {
     pub option_origins: BTreeMap<(String, String), String>,
     /// How the workload files were read as traces (`--format`), if it was given.
     pub trace_format: Option<crate::workload::trace::TraceFormat>,
+    /// How a trace's requests are dealt to the threads (`--trace-split`).
+    pub trace_split: crate::workload::trace::TraceSplit,
     /// Traces replay on their own clock this many times as fast (`--speed`).
     pub speed: Option<f64>,
     /// Open-loop target rates to sweep (empty: closed loop).

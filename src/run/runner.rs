@@ -141,22 +141,29 @@ impl Runner<'_> {
         repeat: usize,
     ) -> Result<Shared, String> {
         let threads = cell.threads;
-        let store = OpenStore::open(
-            self.engine,
-            self.options,
-            self.plan.data_dir.as_deref(),
-            self.plan.keep_data,
-            self.plan.max_value_bytes,
-            self.plan.shared_tag().as_deref(),
-        )
-        .map_err(|e| self.plan.explain_open_error(self.engine, e))
-        .map(|mut store| {
-            if self.plan.verify {
-                store.verify = Some(Arc::new(Checker::new()));
+        let opened = match &self.plan.use_existing {
+            Some(place) => {
+                OpenStore::open_existing(self.engine, self.options, place.clone(), self.plan.max_value_bytes)
             }
-            store
-        })?;
-        if !self.wl.has_load() {
+            None => OpenStore::open(
+                self.engine,
+                self.options,
+                self.plan.data_dir.as_deref(),
+                self.plan.keep_data,
+                self.plan.max_value_bytes,
+                self.plan.shared_tag().as_deref(),
+            ),
+        };
+        let store = opened
+            .map_err(|e| self.plan.explain_open_error(self.engine, e))
+            .map(|mut store| {
+                if self.plan.verify {
+                    store.verify = Some(Arc::new(Checker::new()));
+                }
+                store
+            })?;
+        // An existing store is the load: the seed step is skipped.
+        if !self.wl.has_load() || self.plan.use_existing.is_some() {
             return Ok(Shared { store, load: None });
         }
         let mut progress = Progress::loading(self.wl.name(), self.engine.name, threads);

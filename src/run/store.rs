@@ -1,10 +1,11 @@
 //! Store lifecycle: a fresh place per store, by the engine's storage kind (nothing in
 //! memory, a directory on a disk, a namespace on a server), removed after the store
-//! closes unless kept (`--keep-data`).
+//! closes unless kept (`--keep-data`); or a store an earlier run kept, reopened as it
+//! is and never removed (`--use-existing`).
 
 use std::path::Path;
 
-use crate::engine::storage::{fresh_dir, fresh_namespace, remove_store_dir, shared_namespace};
+use crate::engine::storage::{fresh_dir, fresh_namespace, mark_engine, remove_store_dir, shared_namespace};
 use crate::engine::{EngineError, EngineInfo, EngineOptions, OpenRequest, StorageKind, Store, StorePlace};
 
 /// An open store and the place it owns.
@@ -25,12 +26,27 @@ struct Owned {
     /// A server engine's options, to reach the server when its namespace is removed.
     options: EngineOptions,
     keep: bool,
+    /// The engine, for the message that says where a kept store is.
+    engine: &'static str,
+    /// An earlier run's store (`--use-existing`): kept without a word.
+    existing: bool,
 }
 
 impl Owned {
     /// Removes the directory or namespace, unless kept.
     fn remove(&self) -> Result<(), String> {
         if self.keep {
+            let place = match &self.place {
+                StorePlace::Dir(dir) => Some(dir.display().to_string()),
+                StorePlace::Namespace(name) => Some(name.clone()),
+                StorePlace::Memory => None,
+            };
+            if let (Some(place), false) = (place, self.existing) {
+                eprintln!(
+                    "kvmark: kept the {} store {place} (reopen it with --backend {} --use-existing {place})",
+                    self.engine, self.engine
+                );
+            }
             return Ok(());
         }
         match (&self.place, self.storage.server()) {
@@ -70,9 +86,11 @@ impl OpenStore {
                 })?;
                 // A new directory, never an existing one: it is removed after use
                 // (ARCHITECTURE.md, "Storage kinds").
-                let dir = fresh_dir(base, &format!("kvmark-{}", engine.name)).map_err(|e| {
-                    EngineError::other(format!("cannot create a store directory in {}: {e}", base.display()))
-                })?;
+                let dir = fresh_dir(base, &format!("kvmark-{}", engine.name))
+                    .and_then(|dir| mark_engine(&dir, engine.name).map(|()| dir))
+                    .map_err(|e| {
+                        EngineError::other(format!("cannot create a store directory in {}: {e}", base.display()))
+                    })?;
                 StorePlace::Dir(dir)
             }
             StorageKind::Server(_) => match shared {
@@ -81,6 +99,28 @@ impl OpenStore {
             },
         };
         let keep = keep || (shared.is_some() && engine.storage.server().is_some());
+        Self::open_in(engine, options, place, keep, false, max_value_bytes)
+    }
+
+    /// Opens the store an earlier run left at `place` (`--use-existing`: checked by the
+    /// plan), as it is; it is never removed.
+    pub fn open_existing(
+        engine: &EngineInfo,
+        options: &EngineOptions,
+        place: StorePlace,
+        max_value_bytes: Option<u64>,
+    ) -> Result<OpenStore, EngineError> {
+        Self::open_in(engine, options, place, true, true, max_value_bytes)
+    }
+
+    fn open_in(
+        engine: &EngineInfo,
+        options: &EngineOptions,
+        place: StorePlace,
+        keep: bool,
+        existing: bool,
+        max_value_bytes: Option<u64>,
+    ) -> Result<OpenStore, EngineError> {
         let owned = Owned {
             place,
             storage: engine.storage,
@@ -89,6 +129,8 @@ impl OpenStore {
                 _ => EngineOptions::new(),
             },
             keep,
+            engine: engine.name,
+            existing,
         };
         let req = OpenRequest {
             place: owned.place.clone(),

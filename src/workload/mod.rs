@@ -169,6 +169,12 @@ pub trait Workload: Send + Sync {
     fn phases(&self) -> Vec<PhasePlan>;
     /// Per-thread state driving `kv`. Created on the thread that will use it.
     fn program(&self, ctx: &ThreadCtx, kv: Kv) -> Result<Box<dyn Program>, WorkloadError>;
+    /// The units worker `worker` of `workers` runs of a phase counted as `total`
+    /// units: an even split ([`share`]) unless the workload deals its units out
+    /// otherwise (a trace split by client).
+    fn quota(&self, _phase: usize, total: u64, workers: usize, worker: usize) -> u64 {
+        share(total, workers, worker)
+    }
     /// Epochs the workload declares itself.
     fn epoch_defaults(&self) -> Option<&EpochDefaults> {
         None

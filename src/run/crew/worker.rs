@@ -14,7 +14,7 @@ use crate::kv::pace::StopSignal;
 use crate::metrics::Recorder;
 use crate::run::bulk::steps;
 use crate::workload::lua::halt;
-use crate::workload::{Budget, Program, ThreadCtx, WorkloadError, share};
+use crate::workload::{Budget, Program, ThreadCtx, WorkloadError};
 
 /// Chunks aim to take between these many nanoseconds: long enough that per-chunk
 /// costs (two clock reads, a counter store, a Rust-to-Lua call) vanish, short enough
@@ -107,7 +107,7 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>, group: 
                 phase, budget, pace, ..
             } => {
                 let quota = match budget {
-                    Budget::Ops(total) => Some(share(*total, crew.all_workers(), crew.global(t))),
+                    Budget::Ops(total) => Some(crew.workload.quota(*phase, *total, crew.all_workers(), crew.global(t))),
                     Budget::Secs(_) => None,
                 };
                 if let Some(spec) = pace.as_ref().or(crew.pace.as_ref()) {

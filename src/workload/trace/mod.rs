@@ -5,8 +5,10 @@
 //! Each request of the trace becomes one unit on the kv verbs; a request kvmark has no
 //! verb for is skipped, and the opening pass counts each such kind and warns once per
 //! kind. As with operation logs, the i-th request goes to thread i mod T (in a
-//! scaled-out run, of every segment's threads), each thread streams the file itself,
-//! and memory does not grow with the trace.
+//! scaled-out run, of every segment's threads), or with `--trace-split client` every
+//! request of one client goes to the same thread (its client's hash mod T), which
+//! keeps each client's order; each thread streams the file itself, and memory does not
+//! grow with the trace (a split by client keeps one count per client).
 //!
 //! On the trace's clock (`--speed X`) each request is due at its trace time divided by
 //! X, counted from the step's start, and its response time is measured from then, as
@@ -43,6 +45,38 @@ const VALUE_CHARS: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmno
 /// Keys a batch command keeps on the stack; a longer MGET, MSET or DEL allocates.
 const STACK_KEYS: usize = 32;
 
+/// How a trace's requests are dealt to the run's threads (`--trace-split`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TraceSplit {
+    /// The i-th request to thread i mod T: even shares.
+    #[default]
+    Line,
+    /// Every request of a client to one thread: each client's order is kept, the
+    /// shares follow the clients' sizes.
+    Client,
+}
+
+impl TraceSplit {
+    /// Parses `--trace-split`.
+    pub fn parse(text: &str) -> Result<TraceSplit, String> {
+        match text.trim() {
+            "line" => Ok(TraceSplit::Line),
+            "client" => Ok(TraceSplit::Client),
+            other => Err(format!(
+                "--trace-split '{other}': expected line (the i-th request to thread i mod T) or client (each client's requests to one thread)"
+            )),
+        }
+    }
+
+    /// The name `--trace-split` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceSplit::Line => "line",
+            TraceSplit::Client => "client",
+        }
+    }
+}
+
 /// How a trace file is written (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TraceFormat {
@@ -78,15 +112,25 @@ impl TraceFormat {
 }
 
 /// Opens `path` as a trace of `format`, replayed as fast as possible or, with
-/// `speed`, on the trace's clock sped up `speed` times.
-pub fn open(path: &Path, format: TraceFormat, speed: Option<f64>) -> Result<Arc<dyn Workload>, WorkloadError> {
+/// `speed`, on the trace's clock sped up `speed` times, its requests dealt to threads
+/// by `split`.
+pub fn open(
+    path: &Path,
+    format: TraceFormat,
+    speed: Option<f64>,
+    split: TraceSplit,
+) -> Result<Arc<dyn Workload>, WorkloadError> {
     match format {
         TraceFormat::Oplog if speed.is_some() => Err(WorkloadError::Invalid(format!(
             "{}: --speed replays a trace on its own clock, and an operation log has none; pace it with --rate",
             path.display()
         ))),
+        TraceFormat::Oplog if split == TraceSplit::Client => Err(WorkloadError::Invalid(format!(
+            "{}: --trace-split client deals a trace's requests by client, and an operation log names none",
+            path.display()
+        ))),
         TraceFormat::Oplog => super::replay::open_workload(path),
-        _ => Ok(Arc::new(TraceWorkload::open(path, format, speed)?)),
+        _ => Ok(Arc::new(TraceWorkload::open(path, format, speed, split)?)),
     }
 }
 
@@ -301,6 +345,9 @@ pub struct TraceWorkload {
     format: TraceFormat,
     /// Requests kvmark replays (unmapped ones left out).
     requests: u64,
+    split: TraceSplit,
+    /// Split by client: each client's hash and its request count.
+    clients: Vec<(u64, u64)>,
     clock: Option<Arc<TraceClock>>,
     pool: Arc<ValuePool>,
 }
@@ -308,7 +355,12 @@ pub struct TraceWorkload {
 impl TraceWorkload {
     /// Reads the whole trace once: checks every line, counts the requests and the
     /// unmapped kinds (a warning for each), and with `speed` notes its clock.
-    pub fn open(path: &Path, format: TraceFormat, speed: Option<f64>) -> Result<TraceWorkload, WorkloadError> {
+    pub fn open(
+        path: &Path,
+        format: TraceFormat,
+        speed: Option<f64>,
+        split: TraceSplit,
+    ) -> Result<TraceWorkload, WorkloadError> {
         if let Some(x) = speed
             && !(x.is_finite() && x > 0.0)
         {
@@ -325,6 +377,7 @@ impl TraceWorkload {
         let (mut requests, mut lineno) = (0u64, 0u64);
         let (mut first_ns, mut last_ns) = (None, 0u64);
         let mut second_starts = Vec::new();
+        let mut clients: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
         let whole_seconds = speed.is_some() && format == TraceFormat::Twitter;
         loop {
             buf.clear();
@@ -359,6 +412,9 @@ impl TraceWorkload {
                             second_starts.push(requests);
                         }
                     }
+                    if split == TraceSplit::Client {
+                        *clients.entry(req.client_hash).or_default() += 1;
+                    }
                     requests += 1;
                 }
             }
@@ -385,6 +441,8 @@ impl TraceWorkload {
                 .unwrap_or_default(),
             format,
             requests,
+            split,
+            clients: clients.into_iter().collect(),
             clock: speed.map(|speed| {
                 Arc::new(TraceClock {
                     speed,
@@ -436,6 +494,18 @@ impl Workload for TraceWorkload {
         }]
     }
 
+    fn quota(&self, _phase: usize, total: u64, workers: usize, worker: usize) -> u64 {
+        match self.split {
+            TraceSplit::Line => super::share(total, workers, worker),
+            TraceSplit::Client => self
+                .clients
+                .iter()
+                .filter(|(hash, _)| hash % workers as u64 == worker as u64)
+                .map(|(_, n)| n)
+                .sum(),
+        }
+    }
+
     fn program(&self, ctx: &ThreadCtx, kv: Kv) -> Result<Box<dyn Program>, WorkloadError> {
         let file = File::open(&self.path)
             .map_err(|e| WorkloadError::Runtime(format!("cannot read trace {}: {e}", self.path.display())))?;
@@ -447,6 +517,7 @@ impl Workload for TraceWorkload {
             req: Request::default(),
             lineno: 0,
             index: 0,
+            split: self.split,
             thread: ctx.thread as u64,
             threads: ctx.threads as u64,
             clock: self.clock.clone(),
@@ -471,6 +542,7 @@ struct TraceProgram {
     lineno: u64,
     /// Requests read so far (all threads').
     index: u64,
+    split: TraceSplit,
     thread: u64,
     threads: u64,
     clock: Option<Arc<TraceClock>>,
@@ -513,7 +585,11 @@ impl Program for TraceProgram {
             }
             let index = self.index;
             self.index += 1;
-            if index % self.threads != self.thread {
+            let owner = match self.split {
+                TraceSplit::Line => index,
+                TraceSplit::Client => self.req.client_hash,
+            };
+            if owner % self.threads != self.thread {
                 continue;
             }
             if let Some(clock) = &self.clock {
