@@ -178,6 +178,59 @@ fn redis_monitor_output_replays_with_its_recorded_values() {
 }
 
 #[test]
+fn a_monitor_recording_of_a_real_redis_replays_as_the_run_it_recorded() {
+    let Ok(url) = std::env::var("KVMARK_REDIS_URL") else {
+        skip_or_fail("KVMARK_REDIS_URL is not set (scripts/with-servers starts a private Redis)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let wl = dir.path().join("getput.lua");
+    std::fs::write(
+        &wl,
+        r#"local function key(i) return string.format("k:%04d", i) end
+return { name = "getput", run = function(ctx)
+  local r = math.random()
+  if r < 0.5 then kv.get(key(math.random(0, 99)))
+  elseif r < 0.9 then kv.put(key(math.random(0, 99)), "v" .. math.random(1, 1000))
+  else kv.del(key(math.random(0, 99))) end
+end }"#,
+    )
+    .unwrap();
+    let recording = dir.path().join("monitor.txt");
+    let mut monitor = std::process::Command::new("redis-cli")
+        .args(["-u", &url, "monitor"])
+        .stdout(std::fs::File::create(&recording).unwrap())
+        .spawn()
+        .expect("redis-cli (Debian's redis-tools, which scripts/servers installs with Redis)");
+    let read = || std::fs::read_to_string(&recording).unwrap_or_default();
+    wait_for("redis-cli monitor's OK", || read().starts_with("OK"));
+    let o = kvmark(&["--backend", "redis", "--ops", "500", wl.to_str().unwrap()]);
+    assert_exit(&o, 0);
+    let live = stdout(&o);
+    // The recording holds every request of the run (then the namespace's removal).
+    wait_for("the run's 500 requests in the recording", || {
+        // Keys are the store's namespace, then ':k:NNNN'.
+        read().lines().filter(|l| l.contains(":k:0")).count() >= 500
+    });
+    let _ = monitor.kill();
+    let _ = monitor.wait();
+    let o = kvmark(&["replay", "--format", "redis-monitor", recording.to_str().unwrap()]);
+    assert_exit(&o, 0);
+    let replayed = stdout(&o);
+    for kind in ["put", "get"] {
+        assert_eq!(
+            op_count(&replayed, kind),
+            op_count(&live, kind),
+            "{kind}\n{live}\n{replayed}"
+        );
+    }
+    // One thread, the same requests in the same order: the same hits.
+    let hit_rate = |out: &str| out.lines().find(|l| l.starts_with("get hit rate:")).map(str::to_string);
+    assert_eq!(hit_rate(&replayed), hit_rate(&live), "{live}\n{replayed}");
+    assert!(hit_rate(&live).is_some(), "{live}");
+}
+
+#[test]
 fn speed_replays_on_the_trace_clock() {
     let dir = tempfile::tempdir().unwrap();
     let (trace, expected) = twitter_trace(dir.path());
