@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod epochs;
+mod inputs;
 pub mod kit;
 mod parse;
 pub mod plan;

@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::RunArgs;
 use super::epochs;
 use crate::config::normalize_option;
-use crate::engine::{self, EngineInfo, EngineOptions, StorageKind, StorePlace};
+use crate::engine::{self, EngineInfo, EngineOptions};
 use crate::kv::pace::{Arrival, Rate};
 use crate::probe::ProbeSet;
 use crate::report::setup::{self, Outputs};
@@ -336,30 +336,7 @@ impl RunArgs {
         let (segment, start_at, job) = self.scale_out(&engines, &epochs, &open_loop.slo)?;
         let mut paths = self.workloads.clone();
         paths.extend(self.ycsb_file.iter().cloned());
-        let trace_format = match &self.format {
-            Some(text) => {
-                Some(workload::trace::TraceFormat::parse(text).map_err(|m| self.refused("format", m.clone(), m))?)
-            }
-            None => None,
-        };
-        if self.speed.is_some() && trace_format.is_none() {
-            return Err(self.refused_flag(
-                "speed",
-                "replays a trace on its own clock: give --format twitter or redis-monitor with it",
-            ));
-        }
-        let trace_split = match &self.trace_split {
-            Some(text) => {
-                if trace_format.is_none() {
-                    return Err(self.refused_flag(
-                        "trace_split",
-                        "deals a trace's requests to threads: give --format twitter or redis-monitor with it",
-                    ));
-                }
-                workload::trace::TraceSplit::parse(text).map_err(|m| self.refused("trace_split", m.clone(), m))?
-            }
-            None => workload::trace::TraceSplit::Line,
-        };
+        let (trace_format, trace_split) = self.trace_options()?;
         let open_one = |p: &std::path::Path| match trace_format {
             Some(format) => workload::trace::open(p, format, self.speed, trace_split),
             None if self.is_ycsb_file(p) => workload::ycsb::open(p, &ycsb),
@@ -506,39 +483,6 @@ impl RunArgs {
     /// `--reconnect-every N` (0 when not given): only for server engines, whose
     /// sessions have a connection to close, and only one request deep, since a
     /// pipeline group's sessions share their connection.
-    /// `--use-existing`: the store to reopen, checked against the run's one engine.
-    fn use_existing(&self, engines: &[&'static EngineInfo]) -> Result<Option<StorePlace>, UsageError> {
-        let Some(text) = &self.use_existing else {
-            return Ok(None);
-        };
-        let [engine] = engines else {
-            let names: Vec<&str> = engines.iter().map(|e| e.name).collect();
-            return Err(self.together(
-                &["use_existing", "backend"],
-                format!(
-                    "--use-existing opens one engine's store: give one --backend (this run compares {})",
-                    names.join(", ")
-                ),
-            ));
-        };
-        let bad = |why: String| self.refused_value("use_existing", text, why);
-        match engine.storage {
-            StorageKind::Memory => Err(bad(format!(
-                "engine {} keeps its store in memory, so no run leaves one to reopen; give a disk or server engine",
-                engine.name
-            ))),
-            StorageKind::Disk => {
-                let dir = PathBuf::from(text);
-                crate::engine::storage::check_existing_dir(&dir, engine.name).map_err(bad)?;
-                Ok(Some(StorePlace::Dir(dir)))
-            }
-            StorageKind::Server(_) => {
-                crate::engine::storage::check_existing_namespace(text).map_err(bad)?;
-                Ok(Some(StorePlace::Namespace(text.clone())))
-            }
-        }
-    }
-
     fn reconnect_every(&self, pipeline: &[usize], engines: &[&'static EngineInfo]) -> Result<u64, UsageError> {
         let Some(n) = self.reconnect_every else {
             return Ok(0);
