@@ -145,8 +145,11 @@ impl OpenStore {
             }),
             Err(e) => {
                 // Whatever the failed open left behind; the open error is the one to
-                // report.
-                let _ = owned.remove();
+                // report. A kept place is left without the message that offers to
+                // reopen it: no store was made there.
+                if !owned.keep {
+                    let _ = owned.remove();
+                }
                 Err(e.context(format_args!("cannot open {}", engine.name)))
             }
         }

@@ -383,12 +383,15 @@ impl Selector {
 /// FNV-1a over the 8 bytes of `x`: YCSB's hash for scrambling zipfian ranks.
 #[inline]
 pub fn fnv1a64(x: u64) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in x.to_le_bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
+    fnv1a(&x.to_le_bytes())
+}
+
+/// FNV-1a over `bytes`: the same in every process (a trace's client ids).
+#[inline]
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 #[cfg(test)]

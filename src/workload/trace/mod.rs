@@ -281,11 +281,9 @@ impl Request {
     }
 }
 
-/// FNV-1a: a client's id to a number, the same in every process.
-fn hash(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+/// A client's id as a number, the same in every process (so segments agree).
+fn hash(client: &[u8]) -> u64 {
+    super::dist::fnv1a(client)
 }
 
 /// Value bytes for requests that record only a size.
@@ -452,11 +450,6 @@ impl TraceWorkload {
             }),
             pool: Arc::new(ValuePool::new(VALUE_CHARS, 1.0, 1)),
         })
-    }
-
-    /// Requests the trace replays.
-    pub fn requests(&self) -> u64 {
-        self.requests
     }
 }
 

@@ -100,7 +100,7 @@ fn time_ns(text: &[u8]) -> Option<u64> {
     for _ in micros.len()..9 {
         frac *= 10;
     }
-    Some(whole * 1_000_000_000 + frac)
+    whole.checked_mul(1_000_000_000)?.checked_add(frac)
 }
 
 /// Reads the quoted argument starting at `rest[at]` into `req`; returns the index
@@ -212,5 +212,11 @@ mod tests {
         assert!(one(r#"1.1 [0 a] get"#).unwrap_err().contains("not quoted"));
         assert!(one(r#"1.1 [0 a] "get" "\xZZ""#).unwrap_err().contains("hexadecimal"));
         assert!(one(r#"1.1 [0 a]"#).unwrap_err().contains("no command"));
+        // A time past u64 nanoseconds is refused, not wrapped.
+        assert!(
+            one(r#"999999999999.1 [0 a] "get" "k""#)
+                .unwrap_err()
+                .contains("SECONDS.MICROSECONDS")
+        );
     }
 }
