@@ -24,7 +24,7 @@ setup-test:
 	@scripts/setup test
 
 # Two stages, so a newcomer sees a result in minutes: the first builds kvmark with its
-# in-memory engines alone (`make quick`'s build, about 5 minutes from empty caches on
+# in-memory engines alone (`make quick`'s build, 3 to 5 minutes from empty caches on
 # 2 cores) and runs the benchmark; the second builds every engine, which `make test`
 # and any other engine need (RocksDB's C++ is most of it; docs/development.md, "Build
 # time"). Stopping the second keeps the first's binary; `make build` resumes it.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::cli::{Cli, Command, GenArgs, MergeArgs, PlotArgs, RunArgs};
+use crate::cli::{Cli, Command, FitArgs, GenArgs, MergeArgs, PlotArgs, RunArgs};
 use crate::engine::net::mask_password;
 use crate::plot::{self, PlotError};
 use crate::report::RunInfo;
@@ -41,6 +41,7 @@ pub fn main(cli: Cli) -> ExitCode {
             args.format.get_or_insert_with(|| "oplog".to_string());
             ExitCode::from(run_benchmark_with(*args, |path, _, _| replay::open_workload(path)))
         }
+        Some(Command::Fit(args)) => ExitCode::from(fit_trace(&args)),
         Some(Command::Plot(args)) => ExitCode::from(plot_dirs(&args)),
         Some(Command::Merge(args)) => ExitCode::from(merge_dirs(&args)),
         Some(Command::Compare(args)) => ExitCode::from(compare_runs(&args)),
@@ -91,6 +92,52 @@ fn generate(args: &GenArgs) -> u8 {
         }
         Err(GenError::Closed) => EXIT_OK,
     }
+}
+
+/// `kvmark fit`: the spec to the file (or stdout), the report to stdout (or stderr).
+fn fit_trace(args: &FitArgs) -> u8 {
+    use crate::workload::trace::{TraceFormat, fit};
+    let format = match TraceFormat::parse(&args.format) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("kvmark fit: error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let req = fit::FitRequest {
+        path: &args.trace,
+        format,
+        windows: args.windows.unwrap_or(10),
+    };
+    let report = match fit::fit(&req) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("kvmark fit: error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let to_stdout = args.output.as_os_str() == "-";
+    let written = if to_stdout {
+        println!("{}", report.spec);
+        Ok(())
+    } else {
+        std::fs::write(&args.output, format!("{}\n", report.spec))
+    };
+    if let Err(e) = written {
+        eprintln!("kvmark fit: error: cannot write {}: {e}", args.output.display());
+        return EXIT_FAILED;
+    }
+    if to_stdout {
+        eprint!("{}", report.text);
+    } else {
+        print!("{}", report.text);
+        println!(
+            "spec: {} (run it with kvmark {})",
+            args.output.display(),
+            args.output.display()
+        );
+    }
+    EXIT_OK
 }
 
 /// `kvmark merge`: one report directory from a scaled-out run's segments, with its

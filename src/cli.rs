@@ -10,7 +10,7 @@ pub mod plan;
 mod scale;
 mod ycsb;
 
-pub use self::args::{Cli, Command, GenArgs, MergeArgs, PlotArgs, RunArgs};
+pub use self::args::{Cli, Command, FitArgs, GenArgs, MergeArgs, PlotArgs, RunArgs};
 pub use self::parse::{ParseError, parse_config_text, parse_from};
 pub use self::plan::{
     DEFAULT_ITEMS, DEFAULT_LOAD_SECS, DEFAULT_OPS, DEFAULT_SEED, DEFAULT_SLO_SECS, DEFAULT_USERS, MAX_TIMELINE,

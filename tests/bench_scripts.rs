@@ -19,7 +19,7 @@
 //!   depth 1, plain and over TLS), tls.sh (one round of 100 puts on redis and
 //!   postgres), resp-instructions.sh and memcached-codec-instructions.sh (20000
 //!   minus 10000 requests; their codec benches built the way their messages say),
-//!   trace-replay.sh (one round of 2000 lines).
+//!   trace-replay.sh (one round of 2000 lines), fit.sh (one fit of 2000 lines).
 //! - With a size knob the script gained for this: specs.sh (NULL_OPS, 100000 units
 //!   per null run instead of 20 M; its other sizes are its spec files'), soak.sh
 //!   (SOAK_SECS, a 4 s run instead of whole minutes) and ycsb-servers.sh (RECORDS and
@@ -62,6 +62,7 @@ const CHECKED: &[&str] = &[
     "bench/cluster.sh",
     "bench/compare.sh",
     "bench/engines.sh",
+    "bench/fit.sh",
     "bench/harness.sh",
     "bench/ivs.sh",
     "bench/keybench.sh",
@@ -493,6 +494,14 @@ fn sampler_instructions_counts_the_worker_and_the_sampler() {
         number_after(line(&out, "sampler thread:"), "sampler thread:") > 0.0,
         "{out}"
     );
+}
+
+#[test]
+fn fit_times_a_fit_at_two_lengths() {
+    let out = passed(&run("bench/fit.sh", &["2000", "1"], &[]));
+    assert!(number_after(line(&out, "run 1:"), "run 1:") > 0.0, "{out}");
+    assert!(number_after(line(&out, "median:"), "median:") > 0.0, "{out}");
+    assert!(number_after(line(&out, "at 200 lines:"), "peak RSS") > 0.0, "{out}");
 }
 
 #[test]

@@ -33,22 +33,6 @@ fn written(dir: &Path) -> PathBuf {
         .unwrap_or_else(|| dir.to_path_buf())
 }
 
-/// Per operation kind: (count, hits, bytes).
-fn kinds(point: &Value) -> BTreeMap<String, (u64, u64, u64)> {
-    point["ops"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no ops in {point}"))
-        .iter()
-        .map(|o| {
-            let n = |f: &str| o[f].as_u64().unwrap_or(0);
-            (
-                o["op"].as_str().unwrap().to_string(),
-                (n("count"), n("hits"), n("bytes")),
-            )
-        })
-        .collect()
-}
-
 /// A cache trace with known contents: every key set once (sizes 10 to 109), then
 /// read, some deleted and read again, appended, counted, and some kinds kvmark has no
 /// verb for. Returns the file and the expected per-kind counts, hits and bytes.
@@ -111,7 +95,7 @@ fn a_twitter_trace_replays_every_mapped_request_and_counts_the_rest() {
         err.contains("cache.csv: 3 request(s) of kind 'touch' have no kv verb and are skipped"),
         "{err}"
     );
-    let got = kinds(&point);
+    let got = op_kinds(&point);
     for (kind, (count, hits, bytes)) in &expected {
         let (c, h, b) = got[kind];
         assert_eq!(c, *count, "{kind} count: {got:?}");
@@ -128,7 +112,7 @@ fn a_twitter_trace_replays_every_mapped_request_and_counts_the_rest() {
         &["replay", "--format", "twitter", "--threads", "3", t],
     );
     assert_eq!(code, 0, "{err}");
-    let got = kinds(&point);
+    let got = op_kinds(&point);
     for (kind, (count, _, bytes)) in &expected {
         assert_eq!((got[kind].0, got[kind].2), (*count, *bytes), "{kind}: {got:?}");
     }
@@ -165,7 +149,7 @@ fn redis_monitor_output_replays_with_its_recorded_values() {
     ] {
         assert!(err.contains(warning), "{err}");
     }
-    let got = kinds(&point);
+    let got = op_kinds(&point);
     let value_len = r#"a "quoted"\ value"#.len() as u64 + 1;
     // SET user:1 and INCR's write-back (8 bytes).
     assert_eq!(got["put"], (2, 0, 6 + value_len + 1 + 8), "{got:?}");
@@ -248,7 +232,7 @@ fn speed_replays_on_the_trace_clock() {
     assert_eq!(code, 0, "{err}");
     assert!(took >= 0.375 + 0.125 * 14.0 / 15.0, "ran in {took} s");
     // Open loop: every request has a response time, from its due time.
-    let got = kinds(&point);
+    let got = op_kinds(&point);
     for (kind, (count, _, _)) in &expected {
         let op = point["ops"]
             .as_array()
@@ -354,7 +338,7 @@ fn a_split_by_client_keeps_each_clients_order() {
             ],
         );
         assert_eq!(code, 0, "{err}");
-        let got = kinds(&point);
+        let got = op_kinds(&point);
         assert_eq!((got["put"].0, got["del"].0), (400, 400), "{got:?}");
         // Half the reads hit (after the set), half miss (after the delete).
         assert_eq!((got["get"].0, got["get"].1), (800, 400), "{threads} threads: {got:?}");
@@ -400,7 +384,7 @@ fn segments_of_a_trace_merge_into_the_whole() {
         ]);
         assert_exit(&o, 0);
         let merged: Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
-        let got = kinds(&merged["points"][0]);
+        let got = op_kinds(&merged["points"][0]);
         for (kind, (count, _, bytes)) in &expected {
             assert_eq!((got[kind].0, got[kind].2), (*count, *bytes), "{split}, {kind}: {got:?}");
         }

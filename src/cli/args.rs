@@ -63,6 +63,10 @@ pub enum Command {
     /// Replay operation logs (written by `gen`, or any log in the same line format)
     /// against the engines, with the same flags and reports as a benchmark run.
     Replay(Box<RunArgs>),
+    /// Fit a spec to a trace recorded elsewhere: its operation mix and rate per time
+    /// window, key popularity, key and value sizes and key space, with how well each
+    /// part fits and what could not be modelled.
+    Fit(FitArgs),
     /// Draw figures (PNG, SVG or PDF) and the interactive HTML report from result
     /// directories written by --report-dir; several directories overlay.
     Plot(PlotArgs),
@@ -116,6 +120,28 @@ pub struct PlotArgs {
     /// (assets/palette.txt).
     #[arg(long, value_name = "FILE")]
     pub palette: Option<PathBuf>,
+}
+
+/// Flags of `kvmark fit`.
+#[derive(Debug, Args, Clone)]
+pub struct FitArgs {
+    /// The trace.
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+
+    /// How the trace is written: twitter (Twitter's cache-trace CSV) or redis-monitor
+    /// (what redis-cli MONITOR prints).
+    #[arg(long, value_name = "FORMAT")]
+    pub format: String,
+
+    /// The spec to write (.json); `-` writes it to stdout and the report to stderr.
+    #[arg(short, long, value_name = "SPEC")]
+    pub output: PathBuf,
+
+    /// Time windows, each a group of the spec with its own operation mix and rate.
+    /// [default: 10]
+    #[arg(long, value_name = "N", value_parser = whole::<usize>)]
+    pub windows: Option<usize>,
 }
 
 /// Flags of `kvmark gen`.

@@ -15,6 +15,10 @@
 //!   at 0. After [`MAX_REDRAWS`] misses in a row the sample wraps (its fractional part,
 //!   or the rank modulo n), so a distribution placed mostly outside still spreads over
 //!   the keys instead of piling onto one.
+//! - `histogram` (an empirical distribution, as `kvmark fit` writes) draws a bin by its
+//!   weight and a point uniformly inside it; as a selection its bounds are fractions of
+//!   the live keys (an empirical rank histogram), as a count or length it is rounded
+//!   down, so the bin [a, b) gives the integers a to b - 1.
 
 use rand::{Rng, RngExt};
 use rand_distr::{Beta, Distribution, Exp, LogNormal, Normal, Pareto, Poisson, Weibull, Zipf};
@@ -67,6 +71,14 @@ pub enum Dist {
     Latest {
         /// Exponent.
         s: f64,
+    },
+    /// An empirical distribution: bin i is [bounds[i], bounds[i + 1]), drawn with
+    /// probability weight i over the sum, and uniform inside.
+    Histogram {
+        /// Increasing bin bounds, one more than the bins.
+        bounds: Vec<f64>,
+        /// Cumulative weights, normalised so the last is 1.
+        cum: Vec<f64>,
     },
 }
 
@@ -165,6 +177,51 @@ impl Dist {
         Ok(Dist::Latest { s })
     }
 
+    /// An empirical distribution of `weights.len()` bins between `bounds`.
+    pub fn histogram(bounds: &[f64], weights: &[f64]) -> Result<Dist, String> {
+        if weights.is_empty() || bounds.len() != weights.len() + 1 {
+            return Err(format!(
+                "histogram needs one more bound than weights (bin i is [bounds[i], bounds[i+1])), got {} bounds and {} weights",
+                bounds.len(),
+                weights.len()
+            ));
+        }
+        if let Some(i) = (0..bounds.len()).find(|&i| !bounds[i].is_finite() || (i > 0 && bounds[i] <= bounds[i - 1])) {
+            return Err(format!(
+                "histogram bounds must be finite and increasing: bounds[{i}] = {} follows {}",
+                bounds[i],
+                if i > 0 {
+                    bounds[i - 1].to_string()
+                } else {
+                    "nothing".to_string()
+                }
+            ));
+        }
+        if let Some(i) = weights.iter().position(|w| !(w.is_finite() && *w >= 0.0)) {
+            return Err(format!(
+                "histogram weights[{i}] = {}: give a weight of 0 or more",
+                weights[i]
+            ));
+        }
+        let total: f64 = weights.iter().sum();
+        if total <= 0.0 {
+            return Err("histogram weights are all 0: give at least one bin a weight".to_string());
+        }
+        let mut acc = 0.0;
+        let mut cum: Vec<f64> = weights
+            .iter()
+            .map(|w| {
+                acc += w;
+                acc / total
+            })
+            .collect();
+        *cum.last_mut().expect("not empty") = 1.0;
+        Ok(Dist::Histogram {
+            bounds: bounds.to_vec(),
+            cum,
+        })
+    }
+
     /// Checks that the distribution can be sampled as a plain number.
     pub fn check_number(&self) -> Result<(), String> {
         match self {
@@ -193,6 +250,11 @@ impl Dist {
             Dist::Poisson(d) => d.sample(rng),
             Dist::Weibull(d) => d.sample(rng),
             Dist::Pareto { dist, .. } => dist.sample(rng),
+            Dist::Histogram { bounds, cum } => {
+                let u: f64 = rng.random();
+                let i = cum.partition_point(|&c| c <= u).min(cum.len() - 1);
+                rng.random_range(bounds[i]..bounds[i + 1])
+            }
         }
     }
 }
@@ -240,6 +302,8 @@ impl NumExpr {
                 let (lo, hi) = (min.max(0.0) as u64, max.max(0.0) as u64);
                 if lo >= hi { lo } else { rng.random_range(lo..=hi) }
             }
+            // Bin [a, b) gives a to b - 1, so a bin [v, v + 1) is exactly v.
+            NumExpr::Dist(Dist::Histogram { .. }) => self.sample(rng).floor().max(0.0) as u64,
             NumExpr::Dist(_) | NumExpr::Choice { .. } => self.sample(rng).round().max(0.0) as u64,
         }
     }
@@ -249,6 +313,7 @@ impl NumExpr {
         match self {
             NumExpr::Const(v) => Some(v.round().max(0.0) as u64),
             NumExpr::Dist(Dist::Uniform { min, .. }) => Some(min.round().max(0.0) as u64),
+            NumExpr::Dist(Dist::Histogram { bounds, .. }) => Some(bounds[0].floor().max(0.0) as u64),
             NumExpr::Choice { values, .. } => values.iter().map(|v| v.round().max(0.0) as u64).min(),
             _ => None,
         }
@@ -260,6 +325,9 @@ impl NumExpr {
             NumExpr::Const(v) => Some(v.round().max(0.0) as u64),
             NumExpr::Dist(Dist::Uniform { max, .. }) => Some(max.round().max(0.0) as u64),
             NumExpr::Dist(Dist::Zipf { n: Some(n), .. }) => Some(*n),
+            NumExpr::Dist(Dist::Histogram { bounds, .. }) => {
+                Some((bounds[bounds.len() - 1].ceil() - 1.0).max(0.0) as u64)
+            }
             NumExpr::Choice { values, .. } => values.iter().map(|v| v.round().max(0.0) as u64).max(),
             _ => None,
         }
@@ -302,6 +370,13 @@ impl Selector {
                 scrambled: *scrambled,
             },
             Some(Dist::Latest { s }) => How::Latest { s: *s },
+            Some(Dist::Histogram { bounds, .. }) if bounds[0] < 0.0 || bounds[bounds.len() - 1] > 1.0 => {
+                return Err(format!(
+                    "a selection histogram takes fractions of the live keys: give bounds from 0 to 1 (got {} to {})",
+                    bounds[0],
+                    bounds[bounds.len() - 1]
+                ));
+            }
             Some(d @ Dist::Poisson(_)) => How::Rank(d.clone()),
             Some(d @ Dist::Pareto { scale, .. }) => How::Fraction {
                 dist: d.clone(),
@@ -491,6 +566,39 @@ mod tests {
         assert_eq!(seen[0], 0);
         assert!(seen[1] > 0 && seen[2] > 0 && seen[3] > 0, "{seen:?}");
         assert_eq!(NumExpr::Const(-3.0).sample_count(&mut rng), 0);
+    }
+
+    #[test]
+    fn histograms_draw_bins_by_weight() {
+        // As lengths: exact sizes 10 and 20 (bins [v, v+1)) and a range [100, 200).
+        let d = Dist::histogram(&[10.0, 11.0, 20.0, 21.0, 100.0, 200.0], &[1.0, 0.0, 2.0, 0.0, 1.0]).unwrap();
+        let e = NumExpr::Dist(d.clone());
+        assert_eq!((e.min_count(), e.max_count()), (Some(10), Some(199)));
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+        let (mut ten, mut twenty, mut wide) = (0u32, 0u32, 0u32);
+        for _ in 0..40_000 {
+            match e.sample_count(&mut rng) {
+                10 => ten += 1,
+                20 => twenty += 1,
+                100..=199 => wide += 1,
+                other => panic!("{other} is in no bin with weight"),
+            }
+        }
+        let near = |got: u32, want: f64| (f64::from(got) / 40_000.0 - want).abs() < 0.01;
+        assert!(
+            near(ten, 0.25) && near(twenty, 0.5) && near(wide, 0.25),
+            "{ten} {twenty} {wide}"
+        );
+        // As a selection: fractions of the live keys; the first tenth takes 90%.
+        let d = Dist::histogram(&[0.0, 0.1, 1.0], &[9.0, 1.0]).unwrap();
+        let mut sel = Selector::new(Some(&d)).unwrap();
+        let low = (0..10_000).filter(|_| sel.pick(1000, &mut rng) < 100).count();
+        assert!((8800..9200).contains(&low), "{low}");
+        assert!(Selector::new(Some(&Dist::histogram(&[0.0, 2.0], &[1.0]).unwrap())).is_err());
+        assert!(Dist::histogram(&[0.0, 1.0], &[1.0, 2.0]).is_err());
+        assert!(Dist::histogram(&[1.0, 1.0], &[1.0]).is_err());
+        assert!(Dist::histogram(&[0.0, 1.0], &[0.0]).is_err());
+        assert!(Dist::histogram(&[0.0, 1.0], &[-1.0]).is_err());
     }
 
     #[test]

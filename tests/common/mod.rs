@@ -192,3 +192,19 @@ pub fn spec_file(name: &str, json: &str) -> (tempfile::TempDir, PathBuf) {
     std::fs::write(&path, json).unwrap();
     (dir, path)
 }
+
+/// Per operation kind of a point of results.json: (count, hits, bytes).
+pub fn op_kinds(point: &serde_json::Value) -> std::collections::BTreeMap<String, (u64, u64, u64)> {
+    point["ops"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no ops in {point}"))
+        .iter()
+        .map(|o| {
+            let n = |f: &str| o[f].as_u64().unwrap_or(0);
+            (
+                o["op"].as_str().unwrap().to_string(),
+                (n("count"), n("hits"), n("bytes")),
+            )
+        })
+        .collect()
+}

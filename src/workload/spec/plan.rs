@@ -250,6 +250,7 @@ pub fn dist(d: &Distribution) -> Result<Dist, String> {
         Distribution::Weibull(p) => Dist::weibull(p.scale, p.shape),
         Distribution::Pareto(p) => Dist::pareto(p.scale, p.shape),
         Distribution::Latest(p) => Dist::latest(p.s),
+        Distribution::Histogram(p) => Dist::histogram(&p.bounds, &p.weights),
     }
 }
 

@@ -129,7 +129,7 @@ pub struct SectionSpec {
 pub struct GroupSpec {
     /// Phase name in reports.
     pub name: Option<String>,
-    /// Target operations per second (stored for open-loop runs; not paced yet).
+    /// Target operations per second: the phase runs open loop at that rate.
     pub rate: Option<f64>,
     /// Run the phase for this many seconds, cycling its operation mix.
     pub duration: Option<f64>,
@@ -463,6 +463,19 @@ pub enum Distribution {
     Pareto(ScaleShape),
     /// `latest {s}` (kvmark).
     Latest(LatestParams),
+    /// `histogram {bounds, weights}`: an empirical distribution (kvmark; `kvmark fit`
+    /// writes them).
+    Histogram(HistogramParams),
+}
+
+/// An empirical distribution's bins.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistogramParams {
+    /// Increasing bin bounds: bin i is [bounds[i], bounds[i + 1]).
+    pub bounds: Vec<f64>,
+    /// Each bin's relative weight.
+    pub weights: Vec<f64>,
 }
 
 /// Bounds.

@@ -16,6 +16,7 @@
 //! are spread evenly over it (a table of each second's first request, 8 bytes per
 //! second of trace); MONITOR gives microseconds, used as they are.
 
+pub mod fit;
 pub mod monitor;
 pub mod twitter;
 
@@ -184,6 +185,9 @@ pub struct Request {
     pub ts_ns: u64,
     /// A hash of the client that issued it.
     pub client_hash: u64,
+    /// The key's time to live as the trace gives it (0: none). Replay does not apply
+    /// it; `kvmark fit` counts it.
+    pub ttl: u64,
 }
 
 impl Request {
@@ -191,6 +195,17 @@ impl Request {
         self.bytes.clear();
         self.args.clear();
         self.fill = None;
+        self.ttl = 0;
+    }
+
+    /// How many arguments it has.
+    pub fn arg_count(&self) -> usize {
+        self.args.len()
+    }
+
+    /// The size of the value it writes: the recorded size, or argument `i`'s length.
+    pub fn value_len(&self, i: usize) -> usize {
+        self.fill.unwrap_or_else(|| self.args.get(i).map_or(0, |&(a, b)| b - a))
     }
 
     fn push_arg(&mut self, arg: &[u8]) {

@@ -54,6 +54,7 @@ pub fn decode<'a>(line: &'a [u8], req: &mut Request) -> Result<Decoded<'a>, Stri
     } else if (is(b"setex") || is(b"psetex")) && argc == 4 {
         // SETEX key seconds value: the key and the value.
         req.args.swap(2, 3);
+        req.ttl = 1;
         Some((Verb::Put, 1..3))
     } else if is(b"append") && argc == 3 {
         Some((Verb::Append, 1..3))

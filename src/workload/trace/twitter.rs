@@ -38,7 +38,7 @@ pub fn decode<'a>(line: &'a [u8], req: &mut Request) -> Result<Decoded<'a>, Stri
         *slot = &line[comma + 1..end];
         end = comma;
     }
-    let [_key_size, value_size, client, op, _ttl] = tail;
+    let [_key_size, value_size, client, op, ttl] = tail;
     let key = &line[first + 1..end];
     let ts = number(&line[..first], "timestamp")?;
     let value_size = number(value_size, "value size")?;
@@ -68,6 +68,7 @@ pub fn decode<'a>(line: &'a [u8], req: &mut Request) -> Result<Decoded<'a>, Stri
         _ => None,
     };
     req.client_hash = super::hash(client);
+    req.ttl = number(ttl, "TTL")?;
     Ok(Decoded::Request)
 }
 
