@@ -639,9 +639,20 @@ fn every_server_engine_runs_over_tls_and_refuses_a_certificate_it_cannot_verify(
             args.iter().map(|s| s.to_string()).collect::<Vec<_>>()
         };
 
+        // The runs that must succeed give mongodb 30 s: its requests pass through two
+        // processes (FerretDB, then its PostgreSQL), and under `stress-ng --cpu 2`
+        // beside the suite creating the collection over TLS took past the default 5 s.
+        // What this test asserts is TLS, not latency; a refused certificate still fails
+        // within the default.
+        let patient: &[&str] = if name == "mongodb" {
+            &["--engine-opt", "mongodb.timeout=30s"]
+        } else {
+            &[]
+        };
         let json = dir.path().join(format!("{name}.json"));
         let report = format!("console,json:{}", json.display());
         let mut args = base(&["--engine-opt", &ca_opt, "--reconnect-every", "10", "--report", &report]);
+        args.extend(patient.iter().map(|s| s.to_string()));
         args.push(puts.to_string());
         let (o, _) = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
         assert_exit(&o, 0);
@@ -668,7 +679,7 @@ fn every_server_engine_runs_over_tls_and_refuses_a_certificate_it_cannot_verify(
             client.extend(["--engine-opt".to_string(), format!("{name}.tls_cert={cert}")]);
             client.extend(["--engine-opt".to_string(), format!("{name}.tls_key={key}")]);
         }
-        let mut args = base(&[]);
+        let mut args = base(patient);
         args.extend(client);
         args.push(puts.to_string());
         let (o, _) = run(&args.iter().map(String::as_str).collect::<Vec<_>>());

@@ -20,7 +20,7 @@ fn histogram(h: &Histogram) -> Value {
     json!({"histogram": {"bounds": h.bounds, "weights": h.weights}})
 }
 
-/// `describe` of a size fit, for the report.
+/// The report's line about a size fit.
 fn sizes_line(what: &str, f: &SizeFit) -> String {
     let shape = if f.exact {
         format!(
@@ -29,7 +29,7 @@ fn sizes_line(what: &str, f: &SizeFit) -> String {
         )
     } else {
         format!(
-            "a histogram of {} equal-mass bins",
+            "a histogram of {} bins of about equal mass (a size as common as a bin has its own)",
             f.hist.weights.iter().filter(|w| **w > 0.0).count()
         )
     };
