@@ -108,6 +108,7 @@ fn fit_trace(args: &FitArgs) -> u8 {
         path: &args.trace,
         format,
         windows: args.windows.unwrap_or(10),
+        speed: args.speed.unwrap_or(1.0),
     };
     let report = match fit::fit(&req) {
         Ok(r) => r,

@@ -155,6 +155,29 @@ fn a_fitted_spec_reproduces_its_trace() {
     for g in groups {
         assert!(near(g["rate"].as_f64().unwrap(), PER_SECOND as f64, 0.05), "{g}");
     }
+    // --speed scales every rate and nothing else.
+    let fast = dir.path().join("fast.json");
+    let o = kvmark(&[
+        "fit",
+        "--format",
+        "twitter",
+        t,
+        "-o",
+        fast.to_str().unwrap(),
+        "--windows",
+        "3",
+        "--speed",
+        "4",
+    ]);
+    assert_exit(&o, 0);
+    let fast: Value = serde_json::from_str(&std::fs::read_to_string(&fast).unwrap()).unwrap();
+    for (g, f) in groups.iter().zip(fast["sections"][0]["groups"].as_array().unwrap()) {
+        assert!(
+            near(f["rate"].as_f64().unwrap(), 4.0 * g["rate"].as_f64().unwrap(), 1e-9),
+            "{f}"
+        );
+        assert_eq!(f["inserts"], g["inserts"]);
+    }
 
     // The same engine, one thread: the trace replayed, and the fitted spec run.
     let (a, b) = (dir.path().join("replayed"), dir.path().join("fitted"));
@@ -212,43 +235,32 @@ fn a_fitted_spec_reproduces_its_trace() {
     }
 }
 
+/// `kvmark fit --format FORMAT TRACE -o OUT EXTRA...` must be refused (exit 2) without
+/// writing OUT; returns its stderr.
+fn refused(format: &str, trace: &Path, out: &Path, extra: &[&str]) -> String {
+    let (t, o) = (trace.to_str().unwrap(), out.to_str().unwrap());
+    let o = kvmark(&[&["fit", "--format", format, t, "-o", o][..], extra].concat());
+    assert_exit(&o, 2);
+    assert!(!out.exists());
+    stderr(&o)
+}
+
 #[test]
 fn bad_input_is_refused_with_its_line() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.csv");
     std::fs::write(&bad, "0,k1,2,10,c1,get,0\n1,k2,2,ten,c1,set,0\n").unwrap();
     let out = dir.path().join("s.json");
-    let o = kvmark(&[
-        "fit",
-        "--format",
-        "twitter",
-        bad.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert_exit(&o, 2);
-    assert!(stderr(&o).contains("bad.csv:2:"), "{}", stderr(&o));
-    assert!(!out.exists());
-    let o = kvmark(&[
-        "fit",
-        "--format",
-        "oplog",
-        bad.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert_exit(&o, 2);
-    assert!(stderr(&o).contains("kvmark replay"), "{}", stderr(&o));
+    let e = refused("twitter", &bad, &out, &[]);
+    assert!(e.contains("bad.csv:2:"), "{e}");
+    let e = refused("oplog", &bad, &out, &[]);
+    assert!(e.contains("kvmark replay"), "{e}");
+    let good = dir.path().join("good.csv");
+    std::fs::write(&good, "0,k1,2,10,c1,set,0\n").unwrap();
+    let e = refused("twitter", &good, &out, &["--speed", "0"]);
+    assert!(e.contains("--speed 0"), "{e}");
     let only = dir.path().join("only.csv");
     std::fs::write(&only, "0,k1,2,0,c1,touch,0\n").unwrap();
-    let o = kvmark(&[
-        "fit",
-        "--format",
-        "twitter",
-        only.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert_exit(&o, 2);
-    assert!(stderr(&o).contains("nothing to fit"), "{}", stderr(&o));
+    let e = refused("twitter", &only, &out, &[]);
+    assert!(e.contains("nothing to fit"), "{e}");
 }

@@ -515,6 +515,31 @@ proptest! {
     }
 }
 
+/// A timeline whose first sample's time is 1e308 s (found by the property above under
+/// load; it panicked in the merged histogram log's durations): refused, naming the file.
+#[test]
+fn a_segment_with_an_impossible_time_is_refused() {
+    let mut segs = segment_files().clone();
+    let timeline = &segs[0][2];
+    let header: Vec<&str> = timeline.lines().next().unwrap().split('\t').collect();
+    let col = header.iter().position(|h| *h == "unix_s").unwrap();
+    let edited: Vec<String> = timeline
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut f: Vec<&str> = l.split('\t').collect();
+            if i == 1 {
+                f[col] = "1e308";
+            }
+            f.join("\t")
+        })
+        .collect();
+    segs[0][2] = edited.join("\n") + "\n";
+    let d = tempfile::tempdir().unwrap();
+    let e = merge_segments(d.path(), &segs).unwrap_err();
+    assert!(e.contains("timeline.tsv: line 2") && e.contains("no run's"), "{e}");
+}
+
 // Regressions: inputs that panicked, aborted or hung before issue 21's fuzzing.
 
 /// A minimal spec with one group of `group` (JSON of the group's operations).

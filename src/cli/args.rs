@@ -142,6 +142,11 @@ pub struct FitArgs {
     /// [default: 10]
     #[arg(long, value_name = "N", value_parser = whole::<usize>)]
     pub windows: Option<usize>,
+
+    /// Rates X times the trace's, so the spec runs the trace's span in 1/X of its
+    /// time (as `replay --speed X` replays it). [default: 1]
+    #[arg(long, value_name = "X")]
+    pub speed: Option<f64>,
 }
 
 /// Flags of `kvmark gen`.

@@ -172,6 +172,19 @@ impl SegmentDir {
     }
 }
 
+/// The latest Unix time, in seconds, a segment's file may give (about the year 5138):
+/// a later one is damage, and would overflow the durations the merged report is
+/// written in.
+const LATEST_UNIX_S: f64 = 1e11;
+
+/// The longest interval, in seconds, a segment's file may give (about 31 years).
+const LONGEST_INTERVAL_S: f64 = 1e9;
+
+/// Whether `start` (Unix seconds) and `length` (seconds) can be a measured interval.
+fn plausible(start: f64, length: f64) -> bool {
+    (0.0..=LATEST_UNIX_S).contains(&start) && (0.0..=LONGEST_INTERVAL_S).contains(&length)
+}
+
 /// A histogram log read interval by interval.
 pub struct Intervals {
     lines: Option<NumberedLines>,
@@ -214,6 +227,12 @@ impl Iterator for Intervals {
             let (Some(start), Some(length), Some(encoded)) = (num(0), num(1), f.get(3)) else {
                 return Some(Err(lines.damaged("not an interval (the log is damaged)")));
             };
+            if !plausible(self.base + start, length) {
+                return Some(Err(lines.damaged(&format!(
+                    "an interval from {} s for {length} s is no run's (the log is damaged)",
+                    self.base + start
+                ))));
+            }
             return Some(Ok(Interval {
                 start_unix: self.base + start,
                 length,
@@ -287,6 +306,11 @@ impl Iterator for Rows {
             ) else {
                 return bad();
             };
+            if !plausible(unix_s - interval_s, interval_s) {
+                return Some(Err(lines.damaged(&format!(
+                    "a sample at {unix_s} s over {interval_s} s is no run's (the timeline is damaged)"
+                ))));
+            }
             return Some(Ok(Row {
                 repeat: repeat as usize,
                 phase: intern(&mut self.names, phase),

@@ -42,6 +42,8 @@ pub struct FitRequest<'a> {
     pub format: TraceFormat,
     /// Time windows, each a group of the spec with its own mix and rate.
     pub windows: usize,
+    /// The spec's rates over the trace's (`--speed`).
+    pub speed: f64,
 }
 
 /// The spec's operations, in the order a group lists them.
@@ -160,6 +162,12 @@ pub fn fit(req: &FitRequest<'_>) -> Result<FitReport, String> {
     }
     if req.windows == 0 {
         return Err("--windows 0: give at least 1".to_string());
+    }
+    if !(req.speed.is_finite() && req.speed > 0.0) {
+        return Err(format!(
+            "--speed {}: give a factor above 0 (1 keeps the trace's rates, 10 runs its span ten times as fast)",
+            req.speed
+        ));
     }
     let stats = scan(req)?;
     if stats.requests == 0 {

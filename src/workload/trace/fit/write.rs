@@ -105,9 +105,14 @@ pub fn report(req: &FitRequest<'_>, st: &TraceStats) -> FitReport {
         }
     }
     let mut groups = Vec::new();
+    let sped = if req.speed == 1.0 {
+        String::new()
+    } else {
+        format!(", rates {} times the trace's (--speed)", req.speed)
+    };
     let _ = writeln!(
         text,
-        "operations per window (a group each):\n  {:>6} {:>12} {}",
+        "operations per window (a group each{sped}):\n  {:>6} {:>12} {}",
         "window",
         "rate/s",
         FitOp::ALL
@@ -117,7 +122,7 @@ pub fn report(req: &FitRequest<'_>, st: &TraceStats) -> FitReport {
     );
     for (w, counts) in st.windows.iter().enumerate() {
         let ops: u64 = counts.iter().sum();
-        let rate = (st.span_ns > 0).then(|| ops as f64 / (secs / windows as f64));
+        let rate = (st.span_ns > 0).then(|| ops as f64 / (secs / windows as f64) * req.speed);
         let _ = writeln!(
             text,
             "  {:>6} {:>12} {}",
