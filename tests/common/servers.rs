@@ -47,12 +47,20 @@ impl PrivateServer {
             .lines()
             .find_map(|l| l.split_once("_URL=").map(|(_, u)| u.to_string()))
             .unwrap_or_else(|| {
-                // The state directory goes with the panic: show the end of its log.
+                // The state directory goes with the panic: show its log's errors (a
+                // failed mariadb-install-db ends with advice, its cause far above) and
+                // the end of it.
                 let log = std::fs::read_to_string(state.path().join(name).join("log")).unwrap_or_default();
+                let errors: Vec<&str> = log
+                    .lines()
+                    .filter(|l| l.contains("ERROR") || l.contains("[Warning]") || l.contains("FATAL"))
+                    .take(30)
+                    .collect();
                 let tail: Vec<&str> = log.lines().rev().take(20).collect();
                 panic!(
-                    "scripts/servers start {name}: {}\n{}",
+                    "scripts/servers start {name}: {}\nerrors and warnings in its log:\n{}\nits log's end:\n{}",
                     stderr(&out),
+                    errors.join("\n"),
                     tail.into_iter().rev().collect::<Vec<_>>().join("\n")
                 )
             });
