@@ -118,10 +118,8 @@ pub struct TraceStats {
     pub requests: u64,
     /// Unmapped request kinds and their counts.
     pub unmapped: BTreeMap<String, u64>,
-    /// The first and last request time, in nanoseconds on the trace's clock.
+    /// The first request's time, in nanoseconds on the trace's clock.
     pub first_ns: u64,
-    /// See `first_ns`.
-    pub last_ns: u64,
     /// The span the windows divide, in nanoseconds (0: the trace has no clock).
     pub span_ns: u64,
     /// Operations per window.
@@ -227,7 +225,6 @@ fn scan(req: &FitRequest<'_>) -> Result<TraceStats, String> {
         return Ok(st);
     }
     st.first_ns = first;
-    st.last_ns = last;
     st.span_ns = match req.format {
         // Whole seconds: the last second lasts a second too.
         TraceFormat::Twitter => last - first + 1_000_000_000,
