@@ -33,6 +33,12 @@ fn defaults() -> &'static Result<Defaults, String> {
 fn probe_defaults(dir: &Path) -> Result<Defaults, String> {
     let mut opts = Options::default();
     opts.create_if_missing(true);
+    // A fresh store has no table files, yet RocksDB starts max_file_opening_threads
+    // threads (16 by default) at open to load them: 16 stacks and up to 16 malloc arenas
+    // at once in every run that records the build probe. Under an address-space limit
+    // that aborted kvmark (std::thread throws, nothing catches it). One thread is
+    // enough here, and the knob's real default is read from the library below.
+    opts.set_max_file_opening_threads(1);
     let db = DB::open(&opts, dir).map_err(|e| e.into_string())?;
     drop(db);
     let entries = std::fs::read_dir(dir).map_err(|e| e.to_string())?;
@@ -47,7 +53,29 @@ fn probe_defaults(dir: &Path) -> Result<Defaults, String> {
         .max()
         .ok_or("RocksDB wrote no OPTIONS file")?;
     let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
-    parse_options_file(&text)
+    let mut defaults = parse_options_file(&text)?;
+    let opening_threads = default_max_file_opening_threads().to_string();
+    for knob in defaults
+        .knobs
+        .iter_mut()
+        .filter(|k| k.name == "max_file_opening_threads")
+    {
+        knob.default.clone_from(&opening_threads);
+    }
+    Ok(defaults)
+}
+
+/// The library's default for the one option the probe sets, from a fresh options
+/// object (the Rust crate has no getter for it).
+fn default_max_file_opening_threads() -> i32 {
+    // SAFETY: the options object is created, read and destroyed here, and used by
+    // nothing else.
+    unsafe {
+        let opts = librocksdb_sys::rocksdb_options_create();
+        let n = librocksdb_sys::rocksdb_options_get_max_file_opening_threads(opts);
+        librocksdb_sys::rocksdb_options_destroy(opts);
+        n
+    }
 }
 
 /// Reads `[Version]`, `[DBOptions]`, `[CFOptions "default"]` and the block-based table
@@ -202,5 +230,8 @@ mod tests {
         assert_eq!(find("write_buffer_size").as_deref(), Some("67108864"));
         assert_eq!(find("level0_stop_writes_trigger").as_deref(), Some("36"));
         assert!(find("block_based_table_factory={block_size}").is_some());
+        // The probe opens its store with one file-opening thread; the listed default
+        // is still the library's.
+        assert_eq!(find("max_file_opening_threads").as_deref(), Some("16"));
     }
 }
