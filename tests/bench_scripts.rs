@@ -69,6 +69,7 @@ const CHECKED: &[&str] = &[
     "bench/memcached-codec-instructions.sh",
     "bench/memcached.sh",
     "bench/merge.sh",
+    "bench/mixgraph.sh",
     "bench/network.sh",
     "bench/openloop.sh",
     "bench/pgpipeline.sh",
@@ -502,6 +503,30 @@ fn fit_times_a_fit_at_two_lengths() {
     assert!(number_after(line(&out, "run 1:"), "run 1:") > 0.0, "{out}");
     assert!(number_after(line(&out, "median:"), "median:") > 0.0, "{out}");
     assert!(number_after(line(&out, "at 200 lines:"), "peak RSS") > 0.0, "{out}");
+}
+
+#[test]
+fn mixgraph_puts_kvmark_beside_db_bench() {
+    if !have("db_bench") {
+        return;
+    }
+    let out = passed(&run("bench/mixgraph.sh", &["200000", "100000", "15"], &[]));
+    let distance = |name: &str| number_after(line(&out, &format!("  {name}: total variation")), "distance");
+    // The mix and the key ranges are drawn per query from the same model: far within
+    // 2% at 100k queries. The value sizes of 14k puts are noisier; just present.
+    assert!(distance("operation mix") < 2.0, "{out}");
+    assert!(distance("key-range histogram") < 3.0, "{out}");
+    assert!(distance("value-size histogram") >= 0.0, "{out}");
+    for who in [
+        "kvmark against the wave",
+        "db_bench against the wave",
+        "kvmark against db_bench",
+    ] {
+        assert!(
+            number_after(line(&out, &format!("  rate over time, {who}:")), "difference") >= 0.0,
+            "{out}"
+        );
+    }
 }
 
 #[test]

@@ -58,9 +58,10 @@ fn bundled_specs() -> Vec<String> {
         .unwrap()
         .map(|e| e.unwrap().path().display().to_string())
         .filter(|p| p.ends_with(".json"))
-        // The growing-value specs run 20 epochs at the paper's scale; tests/epochs.rs
-        // runs them scaled down.
-        .filter(|p| !p.contains("/ivs-"))
+        // The growing-value specs run 20 epochs at the paper's scale, and the MixGraph
+        // ones load 5 M keys; tests/epochs.rs and tests/mixgraph.rs run them scaled
+        // down.
+        .filter(|p| !p.contains("/ivs-") && !p.contains("/mixgraph-"))
         .collect();
     specs.sort();
     specs
@@ -551,6 +552,31 @@ fn malformed_specs_name_the_path_and_exit_2() {
         (
             r#"{"sections": [{"key_len": 4, "val_len": {"exponential": {"lambda": 0}}, "groups": [{"inserts": {"op_count": 1}}]}]}"#,
             &["sections[0].val_len", "lambda must be a positive number"],
+        ),
+        // db_bench mixgraph's models (issue 33).
+        (
+            r#"{"sections": [{"key_len": 4, "val_len": 1, "groups": [{"rate": {"sine": {"a": 100, "b": 1, "d": 50, "interval": 1}}, "inserts": {"op_count": 1}}]}]}"#,
+            &["groups[0].rate.sine", "d > |a|"],
+        ),
+        (
+            r#"{"sections": [{"key_len": 4, "val_len": 1, "groups": [{"rate": {"sine": {"a": 1, "b": 1, "d": 50, "interval": 0}}, "inserts": {"op_count": 1}}]}]}"#,
+            &["groups[0].rate.sine", "interval"],
+        ),
+        (
+            r#"{"sections": [{"key_len": 4, "val_len": 1, "groups": [{"rate": {"cosine": {}}, "inserts": {"op_count": 1}}]}]}"#,
+            &["groups[0].rate", "cosine"],
+        ),
+        (
+            r#"{"sections": [{"key_len": 4, "val_len": {"two_term_exp": {"ranges": 3, "a": 1, "b": -1, "c": 0, "d": 0}}, "groups": [{"inserts": {"op_count": 1}}]}]}"#,
+            &["sections[0].val_len", "two_term_exp", "not a number distribution"],
+        ),
+        (
+            r#"{"sections": [{"key_len": 4, "val_len": 1, "selection": {"two_term_exp": {"ranges": 3, "a": -1, "b": -1, "c": 0, "d": 0}}, "groups": [{"inserts": {"op_count": 1}}, {"point_queries": {"op_count": 1}}]}]}"#,
+            &["selection", "share of 0"],
+        ),
+        (
+            r#"{"sections": [{"key_len": 4, "val_len": {"generalized_pareto": {"k": 0.2, "sigma": 0}}, "groups": [{"inserts": {"op_count": 1}}]}]}"#,
+            &["sections[0].val_len", "sigma > 0"],
         ),
     ];
     for (i, (json, needles)) in cases.iter().enumerate() {

@@ -23,6 +23,72 @@ pub struct Rate {
     pub bytes: bool,
     /// As given on the command line ("5000", "200MB/s"), for reports.
     pub text: String,
+    /// A rate that follows a sine wave (a spec group's `rate: {"sine": ...}`); then
+    /// `per_sec` is its mean.
+    pub wave: Option<Wave>,
+}
+
+/// A rate that follows a sine wave, as db_bench's mixgraph paces its queries:
+/// a·sin(b·t + c) + d units per second at t seconds into the step, recomputed every
+/// `interval` seconds and held in between (db_bench's `sine_a` to `sine_d` and
+/// `sine_mix_rate_interval_milliseconds`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Wave {
+    /// Amplitude, units per second.
+    pub a: f64,
+    /// Angular frequency, radians per second.
+    pub b: f64,
+    /// Phase, radians.
+    pub c: f64,
+    /// Mean, units per second.
+    pub d: f64,
+    /// Seconds between recomputations.
+    pub interval: f64,
+}
+
+impl Wave {
+    /// A wave that stays above 0 units per second, or what is wrong with it.
+    pub fn new(a: f64, b: f64, c: f64, d: f64, interval: f64) -> Result<Wave, String> {
+        if let Some((name, v)) = [("a", a), ("b", b), ("c", c), ("d", d), ("interval", interval)]
+            .into_iter()
+            .find(|(_, v)| !v.is_finite())
+        {
+            return Err(format!("sine: {name} must be a finite number, got {v}"));
+        }
+        if interval <= 0.0 {
+            return Err(format!(
+                "sine: interval is in seconds and must be above 0, got {interval}"
+            ));
+        }
+        if d - a.abs() <= 0.0 {
+            return Err(format!(
+                "sine: the rate a·sin(b·t + c) + d must stay above 0 operations per second; give d > |a| \
+                 (got a {a}, d {d})"
+            ));
+        }
+        Ok(Wave { a, b, c, d, interval })
+    }
+
+    /// The rate held at `secs` seconds into the step: the wave's value at the start of
+    /// that interval.
+    #[inline]
+    pub fn at(&self, secs: f64) -> f64 {
+        let t = (secs / self.interval).floor() * self.interval;
+        self.a * (self.b * t + self.c).sin() + self.d
+    }
+
+    /// A rate that follows this wave.
+    pub fn rate(self) -> Rate {
+        Rate {
+            per_sec: self.d,
+            bytes: false,
+            text: format!(
+                "{}*sin({}*t+{})+{} per {}s",
+                self.a, self.b, self.c, self.d, self.interval
+            ),
+            wave: Some(self),
+        }
+    }
 }
 
 /// Byte-rate suffixes `--rate` accepts: decimal (SI, as disk vendors quote) and binary.
@@ -44,6 +110,17 @@ impl Rate {
             per_sec,
             bytes: false,
             text: crate::metrics::format::rate(per_sec),
+            wave: None,
+        }
+    }
+
+    /// A phase's own rate (a spec group's, or YCSB's target), shown as written.
+    pub fn phase(per_sec: f64) -> Rate {
+        Rate {
+            per_sec,
+            bytes: false,
+            text: format!("{per_sec}"),
+            wave: None,
         }
     }
 
@@ -75,6 +152,7 @@ impl Rate {
                 per_sec: value,
                 bytes: false,
                 text: t.to_string(),
+                wave: None,
             });
         }
         let scale = BYTE_UNITS
@@ -89,6 +167,7 @@ impl Rate {
             per_sec: value * scale,
             bytes: true,
             text: t.to_string(),
+            wave: None,
         })
     }
 

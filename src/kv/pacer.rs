@@ -13,7 +13,7 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, Exp1};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use super::pace::{Arrival, PaceSpec, StopSignal};
+use super::pace::{Arrival, PaceSpec, StopSignal, Wave};
 use crate::metrics::PaceStats;
 
 /// How the gap between two units is sized.
@@ -30,6 +30,13 @@ enum Gap {
     /// Set by the program before each unit ([`Pacer::set_upcoming`]): a trace's own
     /// clock. Holds the clock's ticks per nanosecond.
     Given(f64),
+    /// A rate that follows a sine wave: the mean gap is the thread's share of the
+    /// wave's rate at the previous unit's intended start.
+    Wave {
+        wave: Wave,
+        ticks_per_ns: f64,
+        threads: f64,
+    },
 }
 
 /// Where the current unit stands, unless it is late and its lag not yet fixed (see
@@ -146,10 +153,18 @@ impl Pacer {
     ) -> Self {
         let share = spec.rate.per_sec / threads.max(1) as f64;
         let mean = 1e9 / share * ticks_per_ns;
-        let (gap, fixed_gap) = match (spec.rate.bytes, spec.arrival) {
-            (true, _) => (Gap::Bytes(share / 1e9 / ticks_per_ns), 0),
-            (false, Arrival::Constant) => (Gap::Fixed, fixed_point(mean)),
-            (false, Arrival::Poisson) => (Gap::Exp(mean), 0),
+        let (gap, fixed_gap) = match (spec.rate.wave, spec.rate.bytes, spec.arrival) {
+            (Some(wave), _, _) => (
+                Gap::Wave {
+                    wave,
+                    ticks_per_ns,
+                    threads: threads.max(1) as f64,
+                },
+                0,
+            ),
+            (None, true, _) => (Gap::Bytes(share / 1e9 / ticks_per_ns), 0),
+            (None, false, Arrival::Constant) => (Gap::Fixed, fixed_point(mean)),
+            (None, false, Arrival::Poisson) => (Gap::Exp(mean), 0),
         };
         Pacer {
             late_pending: false,
@@ -262,6 +277,14 @@ impl Pacer {
             Gap::Fixed | Gap::Given(_) => return,
             Gap::Exp(mean) => mean,
             Gap::Bytes(per_tick) => (written - slow.written0) as f64 / self.units as f64 / per_tick,
+            Gap::Wave {
+                wave,
+                ticks_per_ns,
+                threads,
+            } => {
+                let secs = ((self.due - self.due0) >> 64) as f64 / ticks_per_ns / 1e9;
+                threads * 1e9 / wave.at(secs) * ticks_per_ns
+            }
         };
         let gap = match slow.arrival {
             Arrival::Constant => mean,
@@ -434,6 +457,32 @@ mod tests {
         let mut p = pacer("7", Arrival::Constant, 1, 0, 0, 0);
         let d = dues(&mut p, 8, &mut 0, 0);
         assert!(d[7].abs_diff(1_000_000_000) <= 1, "{d:?}");
+    }
+
+    #[test]
+    fn a_sine_rate_changes_the_gap_once_per_interval() {
+        // 1000 + 500·sin(t·pi/2) units/s, held for a second at a time, over 2 threads:
+        // second 0 at 1000/s (2 ms apart per thread), second 1 at 1500/s.
+        let wave = Wave::new(500.0, std::f64::consts::FRAC_PI_2, 0.0, 1000.0, 1.0).unwrap();
+        let spec = PaceSpec {
+            rate: wave.rate(),
+            arrival: Arrival::Constant,
+            seed: 7,
+        };
+        let mut p = Pacer::new(&spec, 2, 0, 0, 1.0, 0, stop());
+        let d = dues(&mut p, 1300, &mut 0, 0);
+        assert_eq!(d[1] - d[0], 2_000_000);
+        let in_first = d.iter().filter(|&&t| t < 1_000_000_000).count();
+        let in_second = d
+            .iter()
+            .filter(|&&t| (1_000_000_000..2_000_000_000).contains(&t))
+            .count();
+        assert_eq!(in_first, 500);
+        // 750 gaps of 4/3 ms end exactly at the next second, give or take a rounding.
+        assert!((750..=751).contains(&in_second), "{in_second}");
+        assert_eq!(spec.rate.per_sec, 1000.0, "reports take the mean");
+        assert!(Wave::new(1000.0, 1.0, 0.0, 900.0, 1.0).unwrap_err().contains("d > |a|"));
+        assert!(Wave::new(10.0, 1.0, 0.0, 900.0, 0.0).unwrap_err().contains("above 0"));
     }
 
     #[test]

@@ -140,6 +140,8 @@ fn rate(v: &Value) -> Rate {
         per_sec: v["per_s"].as_f64().unwrap_or(0.0),
         bytes: v["bytes"].as_bool().unwrap_or(false),
         text: text(&v["text"]),
+        // Only pacing reads the wave; a merged report shows its text and mean.
+        wave: None,
     }
 }
 

@@ -14,7 +14,7 @@ use super::sampler::SamplerCtx;
 use super::store::OpenStore;
 use super::{Plan, Sampling};
 use crate::engine::{EngineInfo, EngineOptions};
-use crate::kv::pace::{PaceSpec, Rate};
+use crate::kv::pace::PaceSpec;
 use crate::kv::verify::{Checker, VerifyReport};
 use crate::metrics::Recorder;
 use crate::result::{LoadResult, PhaseRun, PointKey, PointResult, PointStatus, RepeatLatency, RepeatRun};
@@ -225,12 +225,8 @@ impl Runner<'_> {
                 phase: i,
                 name: p.name.clone(),
                 budget: p.budget.unwrap_or(budget),
-                pace: p.rate.map(|per_sec| PaceSpec {
-                    rate: Rate {
-                        per_sec,
-                        bytes: false,
-                        text: format!("{per_sec}"),
-                    },
+                pace: p.rate.clone().map(|rate| PaceSpec {
+                    rate,
                     arrival: self.plan.arrival,
                     seed: self.plan.params.seed,
                 }),

@@ -19,9 +19,15 @@
 //!   weight and a point uniformly inside it; as a selection its bounds are fractions of
 //!   the live keys (an empirical rank histogram), as a count or length it is rounded
 //!   down, so the bin [a, b) gives the integers a to b - 1.
+//! - `two_term_exp` (selection only) and `generalized_pareto` are db_bench mixgraph's
+//!   key-range model ([`super::keyranges`]) and its value-size and scan-length law.
+
+use std::sync::Arc;
 
 use rand::{Rng, RngExt};
 use rand_distr::{Beta, Distribution, Exp, LogNormal, Normal, Pareto, Poisson, Weibull, Zipf};
+
+use super::keyranges::{KeyRangeParams, KeyRanges};
 
 /// Draws tried before a selection sample wraps instead (see the module notes).
 pub const MAX_REDRAWS: u32 = 64;
@@ -80,6 +86,25 @@ pub enum Dist {
         /// Cumulative weights, normalised so the last is 1.
         cum: Vec<f64>,
     },
+    /// Generalized Pareto, as db_bench's mixgraph draws value sizes and scan lengths:
+    /// ceil(theta + sigma·(u^-k - 1)/k) for a uniform u in (0, 1] (theta - sigma·ln u
+    /// when k is 0); a draw below `min` is raised to it, one above `max` wraps modulo
+    /// `max`, as db_bench (7.8) does with value sizes (min 10, max
+    /// `mix_max_value_size`).
+    GeneralizedPareto {
+        /// Shape.
+        k: f64,
+        /// Scale.
+        sigma: f64,
+        /// Location.
+        theta: f64,
+        /// Draws below it are raised to it.
+        min: Option<f64>,
+        /// Draws above it wrap modulo it.
+        max: Option<f64>,
+    },
+    /// db_bench mixgraph's key-range model (selection only; see [`KeyRanges`]).
+    TwoTermExp(Arc<KeyRanges>),
 }
 
 impl Dist {
@@ -222,18 +247,62 @@ impl Dist {
         })
     }
 
+    /// Generalized Pareto with shape `k`, scale `sigma`, location `theta` (default 0),
+    /// draws below `min` raised to it and draws above `max` wrapped modulo it.
+    pub fn generalized_pareto(
+        k: f64,
+        sigma: f64,
+        theta: Option<f64>,
+        min: Option<f64>,
+        max: Option<f64>,
+    ) -> Result<Dist, String> {
+        let theta = theta.unwrap_or(0.0);
+        if !(k.is_finite() && sigma.is_finite() && sigma > 0.0 && theta.is_finite()) {
+            return Err(format!(
+                "generalized_pareto needs a finite k and theta and sigma > 0, got k {k}, sigma {sigma}, theta {theta}"
+            ));
+        }
+        if let Some(m) = min
+            && !m.is_finite()
+        {
+            return Err(format!("generalized_pareto: min must be a finite number, got {m}"));
+        }
+        if let Some(m) = max
+            && !(m.is_finite() && m >= 1.0 && m >= min.unwrap_or(m))
+        {
+            return Err(format!(
+                "generalized_pareto: max must be a number of at least 1 and at least min, got {m}"
+            ));
+        }
+        Ok(Dist::GeneralizedPareto {
+            k,
+            sigma,
+            theta,
+            min,
+            max,
+        })
+    }
+
+    /// db_bench mixgraph's key-range model.
+    pub fn two_term_exp(p: KeyRangeParams) -> Result<Dist, String> {
+        KeyRanges::new(p).map(|k| Dist::TwoTermExp(Arc::new(k)))
+    }
+
     /// Checks that the distribution can be sampled as a plain number.
     pub fn check_number(&self) -> Result<(), String> {
         match self {
             Dist::Latest { .. } => Err("`latest` selects recent keys; it is not a number distribution".into()),
+            Dist::TwoTermExp(_) => {
+                Err("`two_term_exp` selects keys by key range; it is not a number distribution".into())
+            }
             Dist::Zipf { n: None, .. } => Err("zipf used as a number needs `n` (samples are in [1, n])".into()),
             Dist::Zipf { scrambled: true, .. } => Err("`scrambled` applies to key selection only".into()),
             _ => Ok(()),
         }
     }
 
-    /// A raw sample. `latest` and a zipf without `n` (rejected by [`Dist::check_number`])
-    /// sample as 0.
+    /// A raw sample. `latest`, `two_term_exp` and a zipf without `n` (rejected by
+    /// [`Dist::check_number`]) sample as 0.
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
         match self {
             Dist::Uniform { min, max } if min < max => rng.random_range(*min..*max),
@@ -244,7 +313,7 @@ impl Dist {
                 Ok(z) => z.sample(rng),
                 Err(_) => 1.0,
             },
-            Dist::Zipf { n: None, .. } | Dist::Latest { .. } => 0.0,
+            Dist::Zipf { n: None, .. } | Dist::Latest { .. } | Dist::TwoTermExp(_) => 0.0,
             Dist::Exponential(d) => d.sample(rng),
             Dist::LogNormal(d) => d.sample(rng),
             Dist::Poisson(d) => d.sample(rng),
@@ -254,6 +323,26 @@ impl Dist {
                 let u: f64 = rng.random();
                 let i = cum.partition_point(|&c| c <= u).min(cum.len() - 1);
                 rng.random_range(bounds[i]..bounds[i + 1])
+            }
+            Dist::GeneralizedPareto {
+                k,
+                sigma,
+                theta,
+                min,
+                max,
+            } => {
+                let u = 1.0 - rng.random::<f64>();
+                let x = if *k == 0.0 {
+                    theta - sigma * u.ln()
+                } else {
+                    theta + sigma * (u.powf(-k) - 1.0) / k
+                }
+                .ceil();
+                match (min, max) {
+                    (Some(lo), _) if x < *lo => *lo,
+                    (_, Some(hi)) if x > *hi => x % hi,
+                    _ => x,
+                }
             }
         }
     }
@@ -325,6 +414,7 @@ impl NumExpr {
             NumExpr::Const(v) => Some(v.round().max(0.0) as u64),
             NumExpr::Dist(Dist::Uniform { max, .. }) => Some(max.round().max(0.0) as u64),
             NumExpr::Dist(Dist::Zipf { n: Some(n), .. }) => Some(*n),
+            NumExpr::Dist(Dist::GeneralizedPareto { max: Some(m), .. }) => Some(m.max(0.0) as u64),
             NumExpr::Dist(Dist::Histogram { bounds, .. }) => {
                 Some((bounds[bounds.len() - 1].ceil() - 1.0).max(0.0) as u64)
             }
@@ -349,6 +439,7 @@ enum How {
     Latest { s: f64 },
     Rank(Dist),
     Fraction { dist: Dist, shift: f64 },
+    KeyRanges(Arc<KeyRanges>),
 }
 
 impl Selector {
@@ -378,6 +469,7 @@ impl Selector {
                 ));
             }
             Some(d @ Dist::Poisson(_)) => How::Rank(d.clone()),
+            Some(Dist::TwoTermExp(k)) => How::KeyRanges(Arc::clone(k)),
             Some(d @ Dist::Pareto { scale, .. }) => How::Fraction {
                 dist: d.clone(),
                 shift: *scale,
@@ -438,6 +530,7 @@ impl Selector {
                 let f = x.rem_euclid(1.0);
                 ((f * n as f64) as u64).min(n - 1)
             }
+            How::KeyRanges(k) => k.key(rng.random_range(0..n), n),
         }
     }
 

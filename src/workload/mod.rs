@@ -7,6 +7,7 @@
 
 pub mod dist;
 pub mod epochs;
+pub mod keyranges;
 pub mod lua;
 pub mod op;
 pub mod oplog;
@@ -22,7 +23,7 @@ use std::sync::atomic::AtomicBool;
 
 use self::epochs::{EpochDefaults, EpochLayout};
 use crate::kv::Kv;
-use crate::kv::pace::StopSignal;
+use crate::kv::pace::{Rate, StopSignal};
 
 /// The knobs a workload reads from its context (keybench's ctx fields).
 #[derive(Debug, Clone, PartialEq)]
@@ -102,9 +103,9 @@ pub struct PhasePlan {
     pub name: String,
     /// The phase's own budget, or None to use the run's `--ops`/`--secs`.
     pub budget: Option<Budget>,
-    /// The phase's own target rate in units per second (a spec group's `rate`), which
-    /// paces it open loop; None to follow the run's `--rate`, if any.
-    pub rate: Option<f64>,
+    /// The phase's own target rate (a spec group's `rate`), which paces it open loop;
+    /// None to follow the run's `--rate`, if any.
+    pub rate: Option<Rate>,
 }
 
 /// What one thread of a measurement is.

@@ -112,8 +112,15 @@ impl Lifetimes {
             if first.is_none() && g.ops.iter().any(|o| o.kind == SpecOp::Insert && o.lifetime.is_some()) {
                 first = Some(&g.path);
             }
-            match (first, g.rate) {
-                (_, Some(r)) => steps.push(1e9 / r),
+            match (first, &g.rate) {
+                (Some(_), Some(r)) if r.wave.is_some() => {
+                    return Err(format!(
+                        "{}.rate: kvmark gen writes the deletes of key lifetimes on constant rate schedules; \
+                         this group's rate is a sine wave (run the spec instead, or give a constant rate)",
+                        g.path
+                    ));
+                }
+                (_, Some(r)) => steps.push(1e9 / r.per_sec),
                 (None, None) => steps.push(0.0),
                 (Some(f), None) => {
                     return Err(format!(

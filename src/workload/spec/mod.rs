@@ -77,12 +77,6 @@ impl SpecWorkload {
     pub fn plan(&self) -> &Arc<Plan> {
         &self.plan
     }
-
-    /// The target rate of phase `phase` (operations per second), for open-loop runs.
-    pub fn rate(&self, phase: usize) -> Option<f64> {
-        let (s, g) = *self.plan.phase_groups().get(phase)?;
-        self.plan.sections[s].groups[g].rate
-    }
 }
 
 impl Workload for SpecWorkload {
@@ -115,7 +109,7 @@ impl Workload for SpecWorkload {
             .map(|g| PhasePlan {
                 name: g.name.clone(),
                 budget: Some(g.budget),
-                rate: g.rate,
+                rate: g.rate.clone(),
             })
             .collect()
     }

@@ -7,11 +7,13 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::schema::{
     CharacterSet, Distribution, EmptySpec, EpochsSpec, ExtendsSpec, GroupSpec, Inherited, InsertsSpec, NumberExpr,
-    PointSpec, RangeFormat, RangeSpec, SpecFile, StringExpr, UniformStr, WriteSpec,
+    PointSpec, RangeFormat, RangeSpec, RateSpec, SpecFile, StringExpr, UniformStr, WriteSpec,
 };
 use super::strings::{Str, mix64};
+use crate::kv::pace::{Rate, Wave};
 use crate::workload::dist::{Dist, NumExpr, Selector};
 use crate::workload::epochs::{DEFAULT_EXTEND_BYTES, EpochDefaults, EpochMode};
+use crate::workload::keyranges::KeyRangeParams;
 use crate::workload::{Budget, scaled};
 
 /// The operations of a spec, in a group's fixed order.
@@ -120,8 +122,8 @@ pub struct GroupPlan {
     pub path: String,
     /// Its budget.
     pub budget: Budget,
-    /// Target rate in operations per second: paces this phase open loop.
-    pub rate: Option<f64>,
+    /// Target rate: paces this phase open loop.
+    pub rate: Option<Rate>,
     /// Operations, in [`SpecOp`] order.
     pub ops: Vec<OpPlan>,
     /// K and L of its inserts.
@@ -251,6 +253,16 @@ pub fn dist(d: &Distribution) -> Result<Dist, String> {
         Distribution::Pareto(p) => Dist::pareto(p.scale, p.shape),
         Distribution::Latest(p) => Dist::latest(p.s),
         Distribution::Histogram(p) => Dist::histogram(&p.bounds, &p.weights),
+        Distribution::GeneralizedPareto(p) => Dist::generalized_pareto(p.k, p.sigma, p.theta, p.min, p.max),
+        Distribution::TwoTermExp(p) => Dist::two_term_exp(KeyRangeParams {
+            ranges: p.ranges,
+            a: p.a,
+            b: p.b,
+            c: p.c,
+            d: p.d,
+            key_a: p.key_a.unwrap_or(0.0),
+            key_b: p.key_b.unwrap_or(0.0),
+        }),
     }
 }
 
@@ -627,13 +639,20 @@ fn group(g: &GroupSpec, scope: &Scope, path: &str, name: String, scale: f64) -> 
              extends with op_count > 0)"
         ));
     }
-    if let Some(r) = g.rate
-        && !(r.is_finite() && r > 0.0)
-    {
-        return Err(format!(
-            "{path}.rate: give a positive number of operations per second, got {r}"
-        ));
-    }
+    let rate = match &g.rate {
+        None => None,
+        Some(RateSpec::Const(r)) if r.is_finite() && *r > 0.0 => Some(Rate::phase(*r)),
+        Some(RateSpec::Const(r)) => {
+            return Err(format!(
+                "{path}.rate: give a positive number of operations per second, got {r}"
+            ));
+        }
+        Some(RateSpec::Sine(w)) => Some(
+            Wave::new(w.a, w.b, w.c.unwrap_or(0.0), w.d, w.interval)
+                .map_err(|m| format!("{path}.rate.{m}"))?
+                .rate(),
+        ),
+    };
     let sorted = match &g.sorted {
         None => None,
         Some(s) => {
@@ -656,7 +675,7 @@ fn group(g: &GroupSpec, scope: &Scope, path: &str, name: String, scale: f64) -> 
         name,
         path: path.to_string(),
         budget,
-        rate: g.rate,
+        rate,
         ops,
         sorted,
     })

@@ -129,8 +129,9 @@ pub struct SectionSpec {
 pub struct GroupSpec {
     /// Phase name in reports.
     pub name: Option<String>,
-    /// Target operations per second: the phase runs open loop at that rate.
-    pub rate: Option<f64>,
+    /// Target operations per second, or a sine wave of them (kvmark): the phase runs
+    /// open loop at that rate.
+    pub rate: Option<RateSpec>,
     /// Run the phase for this many seconds, cycling its operation mix.
     pub duration: Option<f64>,
     /// Tectonic's per-group statistics switch; kvmark always reports each phase.
@@ -405,6 +406,69 @@ impl<'de> Deserialize<'de> for StringExpr {
     }
 }
 
+/// A group's target rate: operations per second, or (kvmark) a sine wave of them as
+/// db_bench's mixgraph paces its queries.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RateSpec {
+    /// Operations per second.
+    Const(f64),
+    /// `{"sine": {"a", "b", "c", "d", "interval"}}`: a·sin(b·t + c) + d operations per
+    /// second at t seconds into the phase, recomputed every `interval` seconds.
+    Sine(SineSpec),
+}
+
+/// A sine-wave rate.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SineSpec {
+    /// Amplitude, operations per second.
+    pub a: f64,
+    /// Angular frequency, radians per second.
+    pub b: f64,
+    /// Phase, radians (default 0).
+    pub c: Option<f64>,
+    /// Mean, operations per second.
+    pub d: f64,
+    /// Seconds between recomputations of the rate.
+    pub interval: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+enum RateObject {
+    Sine(SineSpec),
+}
+
+impl<'de> Deserialize<'de> for RateSpec {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RateSpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(
+                    "operations per second, or a sine wave {\"sine\": {\"a\": .., \"b\": .., \"c\": .., \"d\": .., \
+                     \"interval\": ..}}",
+                )
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<RateSpec, E> {
+                Ok(RateSpec::Const(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RateSpec, E> {
+                Ok(RateSpec::Const(v as f64))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RateSpec, E> {
+                Ok(RateSpec::Const(v as f64))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RateSpec, A::Error> {
+                match RateObject::deserialize(MapAccessDeserializer::new(map))? {
+                    RateObject::Sine(s) => Ok(RateSpec::Sine(s)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// A number expression: a constant or a distribution.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NumberExpr {
@@ -466,6 +530,50 @@ pub enum Distribution {
     /// `histogram {bounds, weights}`: an empirical distribution (kvmark; `kvmark fit`
     /// writes them).
     Histogram(HistogramParams),
+    /// `generalized_pareto {k, sigma, theta, min, max}` (kvmark): db_bench mixgraph's law
+    /// of value sizes and scan lengths.
+    GeneralizedPareto(GeneralizedParetoParams),
+    /// `two_term_exp {ranges, a, b, c, d, key_a, key_b}` (kvmark; selection only):
+    /// db_bench mixgraph's key-range model.
+    TwoTermExp(TwoTermExpParams),
+}
+
+/// A generalized Pareto distribution (db_bench's `value_k`, `value_sigma`,
+/// `value_theta` and `mix_max_value_size`, or the `iter_` ones).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeneralizedParetoParams {
+    /// Shape.
+    pub k: f64,
+    /// Scale.
+    pub sigma: f64,
+    /// Location (default 0).
+    pub theta: Option<f64>,
+    /// Draws below it are raised to it, as db_bench raises value sizes below 10.
+    pub min: Option<f64>,
+    /// Draws above it wrap modulo it, as db_bench wraps value sizes.
+    pub max: Option<f64>,
+}
+
+/// db_bench mixgraph's key-range model: `keyrange_num`, `keyrange_dist_a` to `_d`,
+/// `key_dist_a` and `key_dist_b`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TwoTermExpParams {
+    /// How many key ranges the live keys are cut into.
+    pub ranges: u32,
+    /// A range's share is a·e^(b·x) + c·e^(d·x) of its number x.
+    pub a: f64,
+    /// See `a`.
+    pub b: f64,
+    /// See `a`.
+    pub c: f64,
+    /// See `a`.
+    pub d: f64,
+    /// The power law key_a·x^key_b of keys inside a range (default 0: uniform).
+    pub key_a: Option<f64>,
+    /// See `key_a`.
+    pub key_b: Option<f64>,
 }
 
 /// An empirical distribution's bins.

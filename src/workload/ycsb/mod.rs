@@ -41,6 +41,7 @@ use super::epochs::EpochLayout;
 use super::op::SCAN_END;
 use super::{Budget, PhasePlan, Program, Sweep, ThreadCtx, Workload, WorkloadError, share};
 use crate::kv::Kv;
+use crate::kv::pace::Rate;
 use crate::kv::values::ValuePool;
 
 /// Name of the timed load phase (the YCSB sink reports its puts as `[INSERT]`).
@@ -421,7 +422,7 @@ impl Workload for YcsbWorkload {
                 Phase::Load => PhasePlan {
                     name: LOAD_PHASE.into(),
                     budget: Some(Budget::Ops(self.insertcount)),
-                    rate: self.target,
+                    rate: self.target.map(Rate::phase),
                 },
                 Phase::Run => PhasePlan {
                     name: RUN_PHASE.into(),
@@ -430,7 +431,7 @@ impl Workload for YcsbWorkload {
                         (0, None) => Budget::Ops(1000),
                         (n, _) => Budget::Ops(n),
                     }),
-                    rate: self.target,
+                    rate: self.target.map(Rate::phase),
                 },
             })
             .collect()
