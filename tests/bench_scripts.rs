@@ -75,6 +75,7 @@ const CHECKED: &[&str] = &[
     "bench/pgpipeline.sh",
     "bench/pipeline.sh",
     "bench/plots.sh",
+    "bench/reproduce/kvzone.sh",
     "bench/resp-instructions.sh",
     "bench/rocksdb-overhead-cpu.sh",
     "bench/rocksdb-overhead.sh",
@@ -526,6 +527,30 @@ fn mixgraph_puts_kvmark_beside_db_bench() {
             number_after(line(&out, &format!("  rate over time, {who}:")), "difference") >= 0.0,
             "{out}"
         );
+    }
+}
+
+#[test]
+fn kvzone_reproduction_prints_each_figure_and_table() {
+    let out = passed(&run("bench/reproduce/kvzone.sh", &["0.02"], &[]));
+    for title in ["Figure 3 (a, b)", "Figure 4 (a, b, d)", "Figure 3 (c)", "Table 1"] {
+        line(&out, title);
+    }
+    // Both stores at every target rate, and each store's write throughput.
+    for target in ["1000", "8000"] {
+        let rows: Vec<&str> = out
+            .lines()
+            .filter(|l| l.starts_with(&format!("  {target:>6}   ")))
+            .collect();
+        assert_eq!(rows.len(), 2, "a row in Figures 3 and 4 each:\n{out}");
+        assert!(rows.iter().all(|r| r.split_whitespace().count() >= 7), "{out}");
+    }
+    for engine in ["sqlite", "bdb", "tokyocabinet"] {
+        let row = out
+            .lines()
+            .rfind(|l| l.trim_start().starts_with(&format!("{engine}:")))
+            .unwrap_or_else(|| panic!("no Table 1 row for {engine}:\n{out}"));
+        assert!(number_after(row, ":") > 0.0, "{out}");
     }
 }
 

@@ -98,6 +98,64 @@ fn every_disk_engine_reopens_a_kept_store_without_seeding_it() {
 }
 
 #[test]
+fn a_spec_on_an_existing_store_skips_its_loading_groups_and_checks_them() {
+    // Two loading groups (inserts only, one sorted), then queries on their keys.
+    let (dir, spec) = spec_file(
+        "loaded.json",
+        r#"{"name": "loaded", "sections": [{"key_len": 16, "val_len": 50, "groups": [
+              {"name": "fill", "inserts": {"op_count": 2000}},
+              {"name": "fill-sorted", "sorted": {"k": 0, "l": 0}, "inserts": {"op_count": 1000}},
+              {"name": "query", "point_queries": {"op_count": 3000}, "updates": {"op_count": 500}}]}]}"#,
+    );
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let spec = spec.to_str().unwrap();
+    let kept = |extra: &[&str]| {
+        let mut args = vec!["--backend", "lmdb", "--keep-data", "--data-dir", data.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        args.push(spec);
+        let o = kvmark(&args);
+        assert_exit(&o, 0);
+        let err = stderr(&o);
+        let (_, rest) = err
+            .split_once("--backend lmdb --use-existing ")
+            .unwrap_or_else(|| panic!("no kept-store message in:\n{err}"));
+        rest.split(')').next().unwrap().to_string()
+    };
+    let place = kept(&["--threads", "2", "--seed", "7"]);
+    let reopen = |extra: &[&str]| {
+        let mut args = vec!["--backend", "lmdb", "--use-existing", &place];
+        args.extend_from_slice(extra);
+        args.push(spec);
+        kvmark(&args)
+    };
+    // The same seed and threads: the loading groups are not run, every query hits.
+    let o = reopen(&["--threads", "2", "--seed", "7"]);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    // One phase left, so no per-phase tables.
+    assert!(
+        !out.contains("phase fill:") && !out.contains("phase fill-sorted:"),
+        "{out}"
+    );
+    assert!(out.contains("get hit rate: 100.0%"), "{out}");
+    assert_eq!(
+        op_count(&out, "put"),
+        Some(500),
+        "only the query group's updates ran:\n{out}"
+    );
+    // Another thread count hands out other keys: refused, saying why.
+    let o = reopen(&["--threads", "1", "--seed", "7"]);
+    assert_exit(&o, 1);
+    let text = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(
+        text.contains("the store does not hold the keys the spec's loading groups insert")
+            && text.contains("--threads"),
+        "{text}"
+    );
+}
+
+#[test]
 fn every_server_engine_reopens_a_kept_namespace_without_seeding_it() {
     let dir = tempfile::tempdir().unwrap();
     let wl = dir.path().join("existing.lua");

@@ -18,7 +18,7 @@ use crate::kv::pace::PaceSpec;
 use crate::kv::verify::{Checker, VerifyReport};
 use crate::metrics::Recorder;
 use crate::result::{LoadResult, PhaseRun, PointKey, PointResult, PointStatus, RepeatLatency, RepeatRun};
-use crate::workload::{Budget, Workload};
+use crate::workload::{Budget, PhasePlan, Workload};
 
 /// A store seeded once and shared by several points.
 pub(in crate::run) struct Shared {
@@ -218,26 +218,36 @@ impl Runner<'_> {
     ) -> PointResult {
         let key = self.key(cell, batched);
         let phases = self.wl.phases();
-        let steps: Vec<Step> = phases
-            .iter()
-            .enumerate()
-            .map(|(i, p)| Step::Run {
-                phase: i,
-                name: p.name.clone(),
-                budget: p.budget.unwrap_or(budget),
-                pace: p.rate.clone().map(|rate| PaceSpec {
-                    rate,
-                    arrival: self.plan.arrival,
-                    seed: self.plan.params.seed,
-                }),
-            })
-            .collect();
+        // An existing store already holds what the workload's loading phases write: they
+        // are skipped (and checked), not run.
+        let held = match self.plan.use_existing {
+            Some(_) => self.wl.held_phases(),
+            None => Vec::new(),
+        };
+        let make_steps = || -> Vec<Step> {
+            phases
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !held.contains(i))
+                .map(|(i, p)| Step::Run {
+                    phase: i,
+                    name: p.name.clone(),
+                    budget: p.budget.unwrap_or(budget),
+                    pace: p.rate.clone().map(|rate| PaceSpec {
+                        rate,
+                        arrival: self.plan.arrival,
+                        seed: self.plan.params.seed,
+                    }),
+                })
+                .collect()
+        };
+        let steps = make_steps();
         let mut point = PointResult {
             key,
             status: PointStatus::Ok,
             repeats: Vec::new(),
             merged: Recorder::new(),
-            phases: phases.iter().map(|p| (p.name.clone(), Recorder::new())).collect(),
+            phases: steps.iter().map(|s| (s.name().to_string(), Recorder::new())).collect(),
             slo: None,
             epoch: None,
             verify: self.plan.verify.then(VerifyReport::default),
@@ -282,7 +292,19 @@ impl Runner<'_> {
                 seq,
                 repeat,
             };
-            let outcome = crew::run(&self.measuring_crew(store, cell, sample_as), &steps, &mut progress);
+            let crew = self.measuring_crew(store, cell, sample_as);
+            let outcome = if held.is_empty() {
+                crew::run(&crew, &steps, &mut progress)
+            } else {
+                let mut with_skip = vec![self.held_skip(&crew, &held, &phases, budget)];
+                with_skip.extend(make_steps());
+                let mut outcome = crew::run(&crew, &with_skip, &mut progress);
+                // The skip ran nothing; its check's reads are not the point's.
+                if !outcome.steps.is_empty() {
+                    outcome.steps.remove(0);
+                }
+                outcome
+            };
             // Engine errors on a full disk: say so, naming the directory, while the
             // store still fills it (it is removed at close).
             if let Some(dir) = store.dir()
@@ -357,6 +379,30 @@ impl Runner<'_> {
             point.status = PointStatus::Failed(format!("{label}: --verify found {}", v.summary()));
         }
         point
+    }
+}
+
+impl Runner<'_> {
+    /// The step that advances every worker's program past the `held` phases, as
+    /// running them would, and then checks the existing store holds their work.
+    fn held_skip(&self, crew: &Crew<'_>, held: &[usize], phases: &[PhasePlan], budget: Budget) -> Step {
+        let units = held
+            .iter()
+            .map(|&p| {
+                let per_worker = match phases[p].budget.unwrap_or(budget) {
+                    Budget::Ops(total) => (0..crew.workers())
+                        .map(|t| self.wl.quota(p, total, crew.all_workers(), crew.global(t)))
+                        .collect(),
+                    // Only count-bounded phases are held (SpecWorkload::held_phases).
+                    Budget::Secs(_) => Vec::new(),
+                };
+                (p, per_worker)
+            })
+            .collect();
+        Step::Skip {
+            phases: Arc::new(units),
+            check: true,
+        }
     }
 }
 

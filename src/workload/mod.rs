@@ -197,6 +197,14 @@ pub trait Workload: Send + Sync {
     fn ordered_needs(&self) -> Vec<String> {
         Vec::new()
     }
+    /// The phases whose work an existing store (`--use-existing`) already holds: a
+    /// spec's loading groups. They are not run; each worker's program skips them
+    /// ([`Program::skip`]) and then checks that the store holds what they would have
+    /// written ([`Program::check_held`]). Empty for a workload whose loading is its
+    /// seed step (`load()`, skipped anyway) or that has none.
+    fn held_phases(&self) -> Vec<usize> {
+        Vec::new()
+    }
 }
 
 /// One thread's executable state.
@@ -219,6 +227,12 @@ pub trait Program {
     /// another crew had run them (the store already holds their effect). Programs
     /// without state that carries over between units do nothing.
     fn skip(&mut self, _phase: usize, _units: u64) -> Result<(), WorkloadError> {
+        Ok(())
+    }
+    /// After skipped phases whose work an existing store should hold
+    /// ([`Workload::held_phases`]): reads a sample of what they would have written and
+    /// fails, saying why, when the store does not hold it.
+    fn check_held(&mut self) -> Result<(), WorkloadError> {
         Ok(())
     }
     /// Stops the program's code when `stop` is raised, from now on (each step of a

@@ -46,6 +46,9 @@ pub enum Step {
     Skip {
         /// Per phase, the units each thread skips.
         phases: Arc<Vec<(usize, Vec<u64>)>>,
+        /// Then check that the store holds their work ([`crate::workload::Program::check_held`]):
+        /// an existing store's, not one the crew fills next.
+        check: bool,
     },
 }
 

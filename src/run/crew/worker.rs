@@ -142,9 +142,10 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>, group: 
                 ran.units = r.done;
                 r.error.map_or(Ok(()), |e| Err(WorkloadError::Runtime(e)))
             }
-            Step::Skip { phases } => phases
+            Step::Skip { phases, check } => phases
                 .iter()
-                .try_for_each(|(phase, units)| program.skip(*phase, units.get(t).copied().unwrap_or(0))),
+                .try_for_each(|(phase, units)| program.skip(*phase, units.get(t).copied().unwrap_or(0)))
+                .and_then(|()| if *check { program.check_held() } else { Ok(()) }),
         };
         let end_raw = crew.clock.raw();
         let run_wait_ns = crate::probe::live::thread_run_wait_ns().saturating_sub(wait_before);

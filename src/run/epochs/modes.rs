@@ -122,6 +122,7 @@ impl MainMonitor<'_, '_> {
         };
         let skip = Step::Skip {
             phases: Arc::new(self.done_units.clone()),
+            check: false,
         };
         let mut spread_wl: Option<Arc<dyn Workload>> = None;
         let mut params = run.params.clone();

@@ -131,6 +131,46 @@ impl Generator {
         }
     }
 
+    /// Up to `n` live keys of the current section, picked uniformly by a generator of
+    /// their own (the stream's state is untouched): what a store that holds this
+    /// thread's keys must hold.
+    pub fn live_sample(&mut self, n: usize) -> Vec<Vec<u8>> {
+        let Generator {
+            section,
+            chars,
+            scratch,
+            seed,
+            thread,
+            ..
+        } = self;
+        let Some(sec) = section.as_mut() else {
+            return Vec::new();
+        };
+        let (Some(codec), Some(ids)) = (&sec.codec, &sec.ids) else {
+            return Vec::new();
+        };
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(mix64(*seed ^ mix64(*thread as u64) ^ 0x6865_6c64));
+        let mut sel = Selector::new(None).expect("uniform selection needs no parameters");
+        let mut src = Src {
+            codec,
+            ids,
+            chars,
+            scratch,
+        };
+        let picked: Vec<u64> = (0..n)
+            .filter_map(|_| sec.live.pick(&mut sel, None, &mut rng, &mut src))
+            .map(|p| p.id)
+            .collect();
+        picked
+            .into_iter()
+            .map(|id| {
+                let mut key = Vec::new();
+                codec.render(id, chars, &mut key);
+                key
+            })
+            .collect()
+    }
+
     /// Operations skipped so far because the thread had no live key for them.
     pub fn skipped(&self) -> u64 {
         self.skipped

@@ -157,6 +157,24 @@ impl Workload for SpecWorkload {
         })))
     }
 
+    fn held_phases(&self) -> Vec<usize> {
+        // The leading groups that only insert, counted: loading, as a kept store of
+        // the same spec, --seed and --threads holds it. The last group always runs (a
+        // spec that only inserts adds to the store).
+        let phases = self.plan.phase_groups();
+        let loading = phases
+            .iter()
+            .map(|&(s, g)| &self.plan.sections[s].groups[g])
+            .take_while(|g| {
+                matches!(g.budget, super::Budget::Ops(_))
+                    && g.ops
+                        .iter()
+                        .all(|o| o.kind == plan::SpecOp::Insert && o.lifetime.is_none())
+            })
+            .count();
+        (0..loading.min(phases.len().saturating_sub(1))).collect()
+    }
+
     fn program(&self, ctx: &ThreadCtx, kv: Kv) -> Result<Box<dyn Program>, WorkloadError> {
         Ok(Box::new(SpecProgram {
             stream: Generator::new(Arc::clone(&self.plan), ctx.thread, ctx.threads, ctx.params.seed),
@@ -168,6 +186,10 @@ impl Workload for SpecWorkload {
         }))
     }
 }
+
+/// Live keys each thread reads back to check an existing store
+/// ([`Program::check_held`]).
+const HELD_SAMPLE: usize = 16;
 
 /// One thread of a spec run: its generator drives its verb set.
 struct SpecProgram {
@@ -280,6 +302,33 @@ impl Program for SpecProgram {
         // Operations that found no live key belong to the crew that ran them.
         self.skipped_reported = self.stream.skipped();
         Ok(())
+    }
+
+    fn check_held(&mut self) -> Result<(), WorkloadError> {
+        let keys = self.stream.live_sample(HELD_SAMPLE);
+        let mut absent = 0;
+        for key in &keys {
+            match self.kv.get(key) {
+                Ok(Some(_)) => {}
+                Ok(None) => absent += 1,
+                Err(e) => {
+                    return Err(WorkloadError::Runtime(format!(
+                        "--use-existing: reading the existing store's keys failed: {e}"
+                    )));
+                }
+            }
+        }
+        if absent == 0 {
+            return Ok(());
+        }
+        Err(WorkloadError::Runtime(format!(
+            "--use-existing: the store does not hold the keys the spec's loading groups insert ({absent} of {} \
+             sampled keys of thread {} are absent). With --use-existing kvmark skips the leading groups that only \
+             insert and takes their keys as loaded, so the store must come from the same spec with the same --seed \
+             and --threads (a run with --keep-data); or run without --use-existing",
+            keys.len(),
+            self.thread
+        )))
     }
 
     fn kv(&mut self) -> &mut Kv {

@@ -27,10 +27,15 @@ pub(super) fn admin<T>(
             client.shutdown().immediate(true).await;
             out
         };
-        match tokio::time::timeout(s.timeout, work).await {
+        // The driver gives up after `s.timeout` itself (connect and server selection),
+        // naming why (a refused certificate, a refused connection); this guard only
+        // catches a hang, so it waits twice as long: at the same length, on a busy
+        // machine it fired first and hid the driver's reason.
+        let guard = s.timeout * 2;
+        match tokio::time::timeout(guard, work).await {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(fail(&e)),
-            Err(_) => Err(fail(&format_args!("no reply within the timeout of {:?}", s.timeout))),
+            Err(_) => Err(fail(&format_args!("no reply within {guard:?} (twice the timeout)"))),
         }
     })
 }
