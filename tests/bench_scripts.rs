@@ -532,7 +532,13 @@ fn mixgraph_puts_kvmark_beside_db_bench() {
 
 #[test]
 fn kvzone_reproduction_prints_each_figure_and_table() {
-    let out = passed(&run("bench/reproduce/kvzone.sh", &["0.02"], &[]));
+    // Its reports go to a directory the test removes (by default the script keeps them).
+    let reports = tempfile::tempdir().unwrap();
+    let out = passed(&run(
+        "bench/reproduce/kvzone.sh",
+        &["0.02", reports.path().to_str().unwrap()],
+        &[],
+    ));
     for title in ["Figure 3 (a, b)", "Figure 4 (a, b, d)", "Figure 3 (c)", "Table 1"] {
         line(&out, title);
     }
