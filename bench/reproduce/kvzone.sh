@@ -7,7 +7,7 @@
 #
 # - Figure 3 (a, b): 50% inserts and 50% deletes of values of 4 to 16 KB (the paper does
 #   not give Figure 3's value size; specs/kvzone-write.json's is used) on a store
-#   prewritten with PREWRITE keys, at target rates of 1000 to 8000 operations per second:
+#   prewritten with PREWRITE keys, at target rates of 1000 to 64000 operations per second:
 #   achieved rate and mean write response time (from each operation's intended start,
 #   so a backlog counts, as KVZone's latencies of seconds at overload show it does).
 # - Figure 4 (a, b, d): the same with 50% reads, 25% inserts, 25% deletes.
@@ -37,7 +37,9 @@ data=$(mktemp -d /var/tmp/kvmark-kvzone-data.XXXXXX)
 trap 'rm -rf "$data"' EXIT
 secs=$(python3 -c "print(max(1, round(10 * $scale, 1)))")
 prewrite=$(python3 -c "print(max(100, int(10000 * $scale)))")
-rates=1000,2000,3000,4000,5000,6000,7000,8000
+# The paper's targets went from 1000 to 8000 per second, where its stores saturated on
+# its SSD; on this machine they saturate later, so the sweep goes on to 64000.
+rates=1000,2000,4000,8000,16000,32000,64000
 echo "kvzone reproduction: $secs s per point, prewrite $prewrite keys, out $out"
 
 # spec NAME VALUE_MIN VALUE_MAX MIX: a prewrite group and a run group of SECS seconds.
@@ -49,9 +51,9 @@ ops = {"write": {"inserts": 1, "point_deletes": 1},
        "mixed": {"point_queries": 2, "inserts": 1, "point_deletes": 1}}[mix]
 run = {"name": "run", "duration": float(secs)}
 run.update({op: {"op_count": n * 1000} for op, n in ops.items()})
-# The prewrite runs as fast as the store takes it: a rate of its own, far above any
-# store's, keeps --rate (the run group's target) off it.
-prewrite = {"name": "prewrite", "rate": 1e7, "inserts": {"op_count": int(prewrite)}}
+# The prewrite is paced at the point's target rate too (--rate applies to every group
+# without a rate of its own), so the point's merged figures hold only paced operations.
+prewrite = {"name": "prewrite", "inserts": {"op_count": int(prewrite)}}
 name = path.rsplit("/", 1)[1].removesuffix(".json")
 json.dump({"name": f"kvzone-{name}",
            "sections": [{"key_len": 24,
