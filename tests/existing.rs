@@ -110,19 +110,11 @@ fn a_spec_on_an_existing_store_skips_its_loading_groups_and_checks_them() {
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
     let spec = spec.to_str().unwrap();
-    let kept = |extra: &[&str]| {
-        let mut args = vec!["--backend", "lmdb", "--keep-data", "--data-dir", data.to_str().unwrap()];
-        args.extend_from_slice(extra);
-        args.push(spec);
-        let o = kvmark(&args);
-        assert_exit(&o, 0);
-        let err = stderr(&o);
-        let (_, rest) = err
-            .split_once("--backend lmdb --use-existing ")
-            .unwrap_or_else(|| panic!("no kept-store message in:\n{err}"));
-        rest.split(')').next().unwrap().to_string()
-    };
-    let place = kept(&["--threads", "2", "--seed", "7"]);
+    let place = kept_store(
+        "lmdb",
+        Path::new(spec),
+        &["--data-dir", data.to_str().unwrap(), "--threads", "2", "--seed", "7"],
+    );
     let reopen = |extra: &[&str]| {
         let mut args = vec!["--backend", "lmdb", "--use-existing", &place];
         args.extend_from_slice(extra);

@@ -27,29 +27,6 @@ fn scaled_preset(name: &str, keys: u64, queries: u64) -> (tempfile::TempDir, std
     spec_file(name, &spec.to_string())
 }
 
-/// The escaped field of an operation log, as bytes.
-fn unescape(s: &str) -> Vec<u8> {
-    let (b, mut out, mut i) = (s.as_bytes(), Vec::new(), 0);
-    while i < b.len() {
-        match (b[i], b.get(i + 1)) {
-            (b'\\', Some(b'\\')) => {
-                out.push(b'\\');
-                i += 2;
-            }
-            (b'\\', Some(b'e')) => i += 2,
-            (b'\\', Some(b'x')) => {
-                out.push(u8::from_str_radix(&s[i + 2..i + 4], 16).unwrap());
-                i += 4;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    out
-}
-
 /// The share of each of the model's 30 key ranges, as db_bench computes it: each
 /// range's floor(amplify·f(x)) over their sum, before the shuffle (sorted, hottest
 /// first, since the test cannot know the shuffle without reimplementing it).
@@ -90,7 +67,9 @@ fn the_prefix_dist_preset_generates_the_published_model() {
         let r = rank[f[1]];
         per_range[(r / size) as usize] += 1;
         if f[0] == "U" {
-            sizes.push(unescape(f[2]).len());
+            let mut val = Vec::new();
+            kvmark::workload::oplog::unescape(f[2].as_bytes(), &mut val).unwrap();
+            sizes.push(val.len());
         }
     }
     assert_eq!(rank.len() as u64, keys);

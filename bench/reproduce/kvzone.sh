@@ -81,7 +81,7 @@ done
 run fig3c --backend bdb,tokyocabinet "$out/size4.json" "$out/size16.json" "$out/size64.json" "$out/size256.json"
 run table1 --backend sqlite,bdb,tokyocabinet --engine-opt sqlite.synchronous=off "$out/write.json"
 for r in fig3 fig4 fig3c table1; do
-  "$kvmark" plot "$out/$r" --out "$out/figures/$r" >/dev/null 2>&1 || echo "warning: kvmark plot $out/$r failed" >&2
+  "$kvmark" plot "$out/$r" --out "$out/figures/$r" >/dev/null || { echo "kvmark plot $out/$r failed" >&2; exit 1; }
 done
 
 python3 - "$out" <<'PY'

@@ -380,9 +380,7 @@ impl Runner<'_> {
         }
         point
     }
-}
 
-impl Runner<'_> {
     /// The step that advances every worker's program past the `held` phases, as
     /// running them would, and then checks the existing store holds their work.
     fn held_skip(&self, crew: &Crew<'_>, held: &[usize], phases: &[PhasePlan], budget: Budget) -> Step {

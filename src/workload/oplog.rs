@@ -294,7 +294,7 @@ impl Line {
 /// Runs of plain bytes are found with memchr and copied whole: a replayed operation
 /// spent most of its harness cost here when every byte was pushed one at a time
 /// (measured with bench/callgrind.sh's oplog path).
-fn unescape(f: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+pub fn unescape(f: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
     out.clear();
     if f.is_empty() {
         return Err("empty field (write an empty key or value as \\e)".into());
