@@ -12,6 +12,9 @@
 #   paced   the same at --rate 1e9 (every unit is behind schedule and issued at once)
 #   spec    bench/null-spec.json: a spec's empty point query, keys rendered in Rust
 #   oplog   the same operations as an operation log (kvmark gen, then replayed)
+#   put     bench/put-spec.json: a spec's insert of a fresh key with a 100-byte value
+#   put-classes  the same with --size-classes 256,4096 (each put also filed in its
+#           value-size class, through the verbs' out-of-line form)
 # and, when named (slower: RocksDB under valgrind), a real engine's cost beside the
 # harness's:
 #   rocksdb  bench/workloads/readrandom.lua on RocksDB: one get of a random present key
@@ -39,10 +42,10 @@ runs=${1:-3}; long=${2:-1200000}; short=${3:-200000}
 shift $(($# < 3 ? $# : 3))
 paths=("$@"); [ ${#paths[@]} -gt 0 ] || paths=(null paced spec oplog)
 for path in "${paths[@]}"; do
-  case $path in null | paced | spec | oplog | rocksdb | bare | rocksdb-fill | bare-fill | rocksdb-oplog | bare-oplog) ;;
+  case $path in null | paced | spec | oplog | put | put-classes | rocksdb | bare | rocksdb-fill | bare-fill | rocksdb-oplog | bare-oplog) ;;
     keybench) [ -x "${KEYBENCH:-}" ] ||
       { echo "the keybench path runs keybench: give its binary as KEYBENCH${KEYBENCH:+ (KEYBENCH=$KEYBENCH is not an executable)}" >&2; exit 2; } ;;
-    *) echo "unknown path $path: give null, paced, spec, oplog, rocksdb, bare, rocksdb-fill, bare-fill, rocksdb-oplog, bare-oplog or keybench" >&2; exit 2 ;;
+    *) echo "unknown path $path: give null, paced, spec, oplog, put, put-classes, rocksdb, bare, rocksdb-fill, bare-fill, rocksdb-oplog, bare-oplog or keybench" >&2; exit 2 ;;
   esac
 done
 target=${CARGO_TARGET_DIR:-target}
@@ -74,7 +77,10 @@ fi
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 
 # The spec at N operations, and its log: sizes outside a spec's own op_count need files.
-spec_of() { sed "s/\"op_count\": 20000000/\"op_count\": $1/" bench/null-spec.json > "$out/spec-$1.json"; }
+spec_of() {
+  sed "s/\"op_count\": 20000000/\"op_count\": $1/" bench/null-spec.json > "$out/spec-$1.json"
+  sed "s/\"op_count\": 20000000/\"op_count\": $1/" bench/put-spec.json > "$out/put-$1.json"
+}
 for n in "$long" "$short"; do
   spec_of "$n"
   case " ${paths[*]} " in *" oplog "*)
@@ -98,6 +104,8 @@ ir() {
     null) cmd+=(--ops "$n" workloads/null.lua) ;;
     paced) cmd+=(--ops "$n" --rate 1e9 workloads/null.lua) ;;
     spec) cmd+=("$out/spec-$n.json") ;;
+    put) cmd+=("$out/put-$n.json") ;;
+    put-classes) cmd+=(--size-classes 256,4096 "$out/put-$n.json") ;;
     oplog) cmd=(replay --backend skiplist --probe none "$out/log-$n.ops") ;;
     # Both sides seed the same store and wait for its compactions (--settle), so the
     # seed cancels in the difference of the two runs.

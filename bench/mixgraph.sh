@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # kvmark's MixGraph spec features side by side with db_bench's own mixgraph (issue 33):
-# the same parameters (specs/mixgraph-pr5953.json, RocksDB PR 5953's example) on
+# the same parameters (PRESET: pr5953, specs/mixgraph-pr5953.json, RocksDB PR 5953's
+# example with its in-range power law; or example, specs/mixgraph-example.json, the
+# all-dist example of db_bench's documentation, keys uniform inside their range) on
 # KEYS keys of 48 bytes and QUERIES queries. db_bench's queries come from its query
 # trace (-trace_file; Get, Put and Seek records with their keys and values), kvmark's
 # from `kvmark gen` of the spec. Compared: the operation mix, the value-size histogram
@@ -18,10 +20,10 @@
 # 100 puts fit in 100 ms of the put rate, so puts must come at 1000/s or more (at
 # 4500 ops/s, 14% puts, the published all-dist wave aborts db_bench).
 #
-# usage: bench/mixgraph.sh [KEYS] [QUERIES] [SECS]
+# usage: bench/mixgraph.sh [KEYS] [QUERIES] [SECS] [PRESET]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-keys=${1:-1000000}; queries=${2:-1000000}; secs=${3:-60}
+keys=${1:-1000000}; queries=${2:-1000000}; secs=${3:-60}; preset=${4:-pr5953}
 [[ $keys =~ ^[0-9]+$ && $keys -ge 30 ]] || { echo "bench/mixgraph.sh: KEYS must be a whole number of at least 30 (one per key range), not '$keys'" >&2; exit 2; }
 [[ $queries =~ ^[0-9]+$ && $queries -ge 100 ]] || { echo "bench/mixgraph.sh: QUERIES must be a whole number of at least 100, not '$queries'" >&2; exit 2; }
 [[ $secs =~ ^[0-9]+$ && $secs -ge 15 ]] || { echo "bench/mixgraph.sh: SECS must be a whole number of at least 15 (two intervals of 5 s are not compared), not '$secs'" >&2; exit 2; }
@@ -31,13 +33,19 @@ command -v db_bench >/dev/null || { echo "db_bench is missing: scripts/setup tes
 dir=$(mktemp -d "${TMPDIR:-/tmp}/kvmark-mixgraph.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 
-model=(-key_dist_a=0.002312 -key_dist_b=0.3467 -keyrange_num=30
+case $preset in
+  # The published parameters, as each preset's spec has them.
+  pr5953) in_range=(-key_dist_a=0.002312 -key_dist_b=0.3467) ;;
+  example) in_range=() ;;
+  *) echo "bench/mixgraph.sh: PRESET must be pr5953 or example, not '$preset'" >&2; exit 2 ;;
+esac
+model=("${in_range[@]+"${in_range[@]}"}" -keyrange_num=30
   -keyrange_dist_a=14.18 -keyrange_dist_b=-2.917 -keyrange_dist_c=0.0164 -keyrange_dist_d=-0.08082
   -value_k=0.2615 -value_sigma=25.45 -iter_k=2.517 -iter_sigma=14.236
   -mix_get_ratio=0.85 -mix_put_ratio=0.14 -mix_seek_ratio=0.01)
 wave_a=8000; wave_d=20000; wave_b=$(python3 -c "import math; print(2 * math.pi / $secs)")
 
-echo "db_bench $(db_bench --version 2>&1 | head -1 | sed 's/^db_bench version //'), $keys keys, $queries queries"
+echo "db_bench $(db_bench --version 2>&1 | head -1 | sed 's/^db_bench version //'), preset $preset, $keys keys, $queries queries"
 db_bench -benchmarks=fillseq -num="$keys" -key_size=48 -value_size=100 -db="$dir/db" >"$dir/fill.out" 2>&1 \
   || { cat "$dir/fill.out" >&2; exit 1; }
 db_bench -benchmarks=mixgraph -use_existing_db=1 -num="$keys" -reads="$queries" -key_size=48 -db="$dir/db" \
@@ -48,7 +56,7 @@ db_bench -benchmarks=mixgraph -use_existing_db=1 -num="$keys" -reads=1000000000 
   || { cat "$dir/rate.out" >&2; exit 1; }
 
 # The spec at this size, and the same spec paced by the wave for the rate.
-python3 - specs/mixgraph-pr5953.json "$keys" "$queries" "$secs" "$wave_a" "$wave_b" "$wave_d" "$dir" <<'PY'
+python3 - "specs/mixgraph-$preset.json" "$keys" "$queries" "$secs" "$wave_a" "$wave_b" "$wave_d" "$dir" <<'PY'
 import copy, json, sys
 src, keys, queries, secs, a, b, d, out = sys.argv[1:]
 spec = json.load(open(src))

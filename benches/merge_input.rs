@@ -67,6 +67,7 @@ fn write_segment(dir: &Path, segment: Segment, seconds: usize) {
         threads: vec![4],
         connections: vec![1],
         pipeline: vec![1],
+        size_classes: None,
         batch: None,
         budget: Budget::Secs(seconds as f64),
         repeat: 1,

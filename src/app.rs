@@ -588,6 +588,7 @@ pub fn run_info(plan: &Plan) -> RunInfo {
         threads: plan.threads.clone(),
         connections: plan.connections.clone(),
         pipeline: plan.pipeline.clone(),
+        size_classes: plan.size_classes.clone(),
         batch: plan.batch.clone(),
         budget: plan.budget,
         repeat: plan.repeat,

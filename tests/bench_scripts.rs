@@ -75,6 +75,7 @@ const CHECKED: &[&str] = &[
     "bench/pgpipeline.sh",
     "bench/pipeline.sh",
     "bench/plots.sh",
+    "bench/reproduce/keybench.sh",
     "bench/reproduce/kvzone.sh",
     "bench/resp-instructions.sh",
     "bench/rocksdb-overhead-cpu.sh",
@@ -318,11 +319,14 @@ fn callgrind_on_a_fresh_clone_gives_its_default_figures_without_the_bare_loop() 
     // A bare path asked for: the others still run, and the missing build is named.
     let o = run(
         "bench/callgrind.sh",
-        &["1", "20000", "10000", "null", "bare"],
+        &["1", "20000", "10000", "null", "put", "put-classes", "bare"],
         &[("CARGO_TARGET_DIR", t)],
     );
     exits(&o, 2);
-    assert_eq!(names(&callgrind_figures(&stdout(&o), 1)), ["null"], "{}", stdout(&o));
+    let figures = callgrind_figures(&stdout(&o), 1);
+    assert_eq!(names(&figures), ["null", "put", "put-classes"], "{}", stdout(&o));
+    // Filing each put in its value-size class too costs instructions, never saves them.
+    assert!(figures[2].1 > figures[1].1, "{}", stdout(&o));
     let err = stderr(&o);
     assert!(
         err.contains("not measured: bare.") && err.contains("cargo bench --bench rocksdb_overhead --no-run"),
@@ -511,22 +515,27 @@ fn mixgraph_puts_kvmark_beside_db_bench() {
     if !have("db_bench") {
         return;
     }
-    let out = passed(&run("bench/mixgraph.sh", &["200000", "100000", "15"], &[]));
-    let distance = |name: &str| number_after(line(&out, &format!("  {name}: total variation")), "distance");
-    // The mix and the key ranges are drawn per query from the same model: far within
-    // 2% at 100k queries. The value sizes of 14k puts are noisier; just present.
-    assert!(distance("operation mix") < 2.0, "{out}");
-    assert!(distance("key-range histogram") < 3.0, "{out}");
-    assert!(distance("value-size histogram") >= 0.0, "{out}");
-    for who in [
-        "kvmark against the wave",
-        "db_bench against the wave",
-        "kvmark against db_bench",
-    ] {
-        assert!(
-            number_after(line(&out, &format!("  rate over time, {who}:")), "difference") >= 0.0,
-            "{out}"
-        );
+    // Both presets, each paced by the script's own wave.
+    for preset in ["pr5953", "example"] {
+        let out = passed(&run("bench/mixgraph.sh", &["200000", "100000", "15", preset], &[]));
+        let header = line(&out, "db_bench ");
+        assert!(header.contains(&format!(", preset {preset},")), "{header}");
+        let distance = |name: &str| number_after(line(&out, &format!("  {name}: total variation")), "distance");
+        // The mix and the key ranges are drawn per query from the same model: far
+        // within 2% at 100k queries. The value sizes of 14k puts are noisier; just present.
+        assert!(distance("operation mix") < 2.0, "{preset}: {out}");
+        assert!(distance("key-range histogram") < 3.0, "{preset}: {out}");
+        assert!(distance("value-size histogram") >= 0.0, "{preset}: {out}");
+        for who in [
+            "kvmark against the wave",
+            "db_bench against the wave",
+            "kvmark against db_bench",
+        ] {
+            assert!(
+                number_after(line(&out, &format!("  rate over time, {who}:")), "difference") >= 0.0,
+                "{preset}: {out}"
+            );
+        }
     }
 }
 
@@ -557,6 +566,40 @@ fn kvzone_reproduction_prints_each_figure_and_table() {
             .rfind(|l| l.trim_start().starts_with(&format!("{engine}:")))
             .unwrap_or_else(|| panic!("no Table 1 row for {engine}:\n{out}"));
         assert!(number_after(row, ":") > 0.0, "{out}");
+    }
+}
+
+#[test]
+fn keybench_reproduction_prints_each_workloads_table() {
+    // Its reports go to a directory the test removes (by default the script keeps them).
+    let reports = tempfile::tempdir().unwrap();
+    let out = passed(&run(
+        "bench/reproduce/keybench.sh",
+        &["0.01", reports.path().to_str().unwrap()],
+        &[],
+    ));
+    for (workload, rate) in [
+        ("mixed", "wu/s"),
+        ("cart", "wu/s"),
+        ("scan", "scans/s"),
+        ("batch", "ops/s"),
+    ] {
+        let title = line(&out, &format!("{workload}: threads, then per engine {rate}"));
+        let at = out.find(title).unwrap();
+        // One row per thread count, each with both engines' rate and an ok status.
+        for threads in ["1", "2", "4"] {
+            let row = out[at..]
+                .lines()
+                .find(|l| l.split_whitespace().next() == Some(threads))
+                .unwrap_or_else(|| panic!("{workload}: no row for {threads} threads:\n{out}"));
+            let fields: Vec<&str> = row.split_whitespace().collect();
+            assert_eq!(fields.iter().filter(|f| **f == "ok").count(), 2, "{workload}: {row}");
+            assert!(number(fields[1], row) > 0.0, "{workload}: {row}");
+        }
+        assert!(
+            reports.path().join("figures").join(workload).is_dir(),
+            "{workload}'s figures"
+        );
     }
 }
 

@@ -358,6 +358,7 @@ fn run_info() -> RunInfo {
         threads: vec![1, 2],
         connections: vec![1, 16],
         pipeline: vec![1, 4],
+        size_classes: None,
         batch: None,
         budget: Budget::Ops(1000),
         repeat: 2,

@@ -26,15 +26,8 @@
 #   OUT    where the report directories and figures go (a new temporary directory)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-scale=${1:-1}
-python3 -c "import sys; s = float(sys.argv[1]); sys.exit(0 if 0 < s <= 100 else 1)" "$scale" 2>/dev/null \
-  || { echo "bench/reproduce/kvzone.sh: SCALE must be a number above 0 and at most 100, not '$scale'" >&2; exit 2; }
-out=${2:-$(mktemp -d "${TMPDIR:-/tmp}/kvmark-kvzone.XXXXXX")}
-kvmark=${KVMARK:-${CARGO_TARGET_DIR:-target}/release/kvmark}
-[ -x "$kvmark" ] || { echo "build first: cargo build --release (or set KVMARK)" >&2; exit 2; }
-mkdir -p "$out"
-data=$(mktemp -d /var/tmp/kvmark-kvzone-data.XXXXXX)
-trap 'rm -rf "$data"' EXIT
+. bench/reproduce/common.sh
+reproduction kvzone 100 "$@"
 secs=$(python3 -c "print(max(1, round(10 * $scale, 1)))")
 prewrite=$(python3 -c "print(max(100, int(10000 * $scale)))")
 # The paper's targets went from 1000 to 8000 per second, where its stores saturated on

@@ -475,6 +475,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE")]
     pub max_value_bytes: Option<String>,
 
+    /// Split each operation kind's latency by value size as well, at these upper
+    /// bounds in bytes (comma-separated sizes, e.g. 256,4096,65536 makes <=256,
+    /// <=4096, <=65536 and >65536): every report adds a row per kind and class,
+    /// labelled `put<=4096`. A call's size is the value it wrote, found or appended
+    /// (per key for mput and mget); calls without a value are in no class.
+    #[arg(long, value_name = "LIST")]
+    pub size_classes: Option<String>,
+
     /// Check what the engine returns: every value written carries a 20-byte tag (key
     /// hash, writer, sequence, checksum; lengths unchanged, shorter values refused),
     /// every read is checked against what was acknowledged, and each point ends with a

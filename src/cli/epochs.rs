@@ -17,6 +17,16 @@ impl RunArgs {
         }
     }
 
+    /// `--size-classes`: the value-size classes, or None when not split.
+    pub(super) fn size_classes(&self) -> Result<Option<std::sync::Arc<crate::metrics::SizeClasses>>, UsageError> {
+        let Some(text) = self.size_classes.as_deref() else {
+            return Ok(None);
+        };
+        crate::metrics::sizeclass::parse_bounds(text)
+            .map(|c| Some(std::sync::Arc::new(c)))
+            .map_err(|e| self.refused_value("size_classes", text.trim(), e))
+    }
+
     /// The epoch flags, checked one by one.
     pub(super) fn epoch_flags(&self) -> Result<EpochFlags, UsageError> {
         if self.epochs == Some(0) {

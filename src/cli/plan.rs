@@ -232,6 +232,7 @@ impl RunArgs {
         let open_loop = OpenLoop::parse(&self, budget, self.repeat.unwrap_or(1))?;
         let epochs = self.epoch_flags()?;
         let max_value_bytes = self.max_value_bytes()?;
+        let size_classes = self.size_classes()?;
         let seed_once = self.seed_once && !self.no_seed_once;
         let sweep = |name: &str, list: &Option<Vec<usize>>| {
             positive_list(name, list.clone(), vec![1])
@@ -425,6 +426,7 @@ impl RunArgs {
             slo: open_loop.slo,
             slo_secs: open_loop.slo_secs,
             max_value_bytes,
+            size_classes,
             epochs,
             verify,
             segment,

@@ -142,6 +142,12 @@ pub fn render(plan: &Plan, outputs: &Outputs) -> Result<String, String> {
         plan.max_value_bytes
             .map_or_else(|| "none".to_string(), |n| n.to_string()),
     )?;
+    if let Some(c) = &plan.size_classes {
+        put(
+            "size_classes",
+            c.bounds().iter().map(u64::to_string).collect::<Vec<_>>().join(","),
+        )?;
+    }
     if plan.pin {
         put("pin", "true".to_string())?;
     }

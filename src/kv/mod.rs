@@ -42,7 +42,7 @@ use crate::engine::inflight;
 use crate::engine::{
     Appended, EngineError, EngineResult, ErrorKind, Existed, Limits, ReadBuf, Rows, ScanFn, Session, Values,
 };
-use crate::metrics::{LatencySet, OpKind, Recorder, Tallies};
+use crate::metrics::{LatencySet, OpKind, Recorder, SizeClasses, Tallies};
 
 /// Longest pause between two retries of a busy engine.
 const MAX_BACKOFF: Duration = Duration::from_millis(1);
@@ -65,6 +65,9 @@ pub struct Kv {
     /// Raw clock at the end of the latest timed call (or wait): the freshest time
     /// known without reading the clock again.
     last_end: u64,
+    /// Raw clock at the start of the latest timed call, so that a size class can
+    /// record the very sample its kind recorded.
+    last_start: u64,
     /// Key and value bytes written since creation (pacing by bytes).
     written: u64,
     /// The schedule, in open-loop runs (inactive otherwise).
@@ -82,9 +85,11 @@ pub struct Kv {
     requests_left: u64,
     /// `--reconnect-every`'s N (0: connections are kept).
     reconnect_every: u64,
-    /// True with `--verify` or `--reconnect-every`: each verb takes its out-of-line
-    /// `_slow` form, so the plain path tests this one flag for both.
+    /// True with `--verify`, `--reconnect-every` or `--size-classes`: each verb takes
+    /// its out-of-line `_slow` form, so the plain path tests this one flag for all.
     slow: bool,
+    /// `--size-classes`: the classes, and a tally of each.
+    classed: Option<Box<Classed>>,
     /// The key and value sizes the engine takes.
     fits: Fits,
     /// `--verify`: the store's checker; every verb takes its checked twin when set.
@@ -154,6 +159,23 @@ pub struct ValueSizes {
     pub pool: Arc<ValuePool>,
 }
 
+/// `--size-classes`: latencies counted per class since the last drain.
+struct Classed {
+    classes: Arc<SizeClasses>,
+    tallies: Vec<Tallies>,
+}
+
+/// What a classified call counts besides its latency.
+#[derive(Clone, Copy)]
+struct Counts {
+    /// Primitive operations.
+    prim: u64,
+    /// Key and value bytes written.
+    written: u64,
+    /// Keys found.
+    found: u64,
+}
+
 /// One thread's draws from [`ValueSizes`].
 struct Sizer {
     sizes: Arc<ValueSizes>,
@@ -198,6 +220,7 @@ macro_rules! timed {
         };
         let end = $self.clock.raw();
         $self.last_end = end;
+        $self.last_start = start;
         let ns = $self.clock.delta_as_nanos(start, end);
         let tally = $self.tallies.kind($kind);
         tally.record(LatencySet::Service, ns);
@@ -245,6 +268,7 @@ impl Kv {
             values: Values::default(),
             origin,
             last_end: origin,
+            last_start: origin,
             written: 0,
             pacer: Pacer::default(),
             expiries: Expiries::default(),
@@ -253,6 +277,7 @@ impl Kv {
             requests_left: u64::MAX,
             reconnect_every: 0,
             slow: false,
+            classed: None,
             fits: Fits::new("", Limits::NONE),
             verify: None,
         }
@@ -263,7 +288,61 @@ impl Kv {
     pub fn reconnect_every(&mut self, n: u64) {
         self.reconnect_every = n;
         self.requests_left = if n == 0 { u64::MAX } else { n };
-        self.slow = self.verify.is_some() || n > 0;
+        self.refresh_slow();
+    }
+
+    /// Whether the verbs take their `_slow` forms: with anything to do per call
+    /// besides timing it.
+    fn refresh_slow(&mut self) {
+        self.slow = self.verify.is_some() || self.reconnect_every > 0 || self.classed.is_some();
+    }
+
+    /// Splits the calls that move a value by value size from now on
+    /// (`--size-classes`; None: not split). See [`crate::metrics::sizeclass`].
+    pub fn split_by_size(&mut self, classes: Option<Arc<SizeClasses>>) {
+        self.classed = classes.map(|classes| {
+            let tallies = (0..classes.len()).map(|_| Tallies::default()).collect();
+            Box::new(Classed { classes, tallies })
+        });
+        self.refresh_slow();
+    }
+
+    /// Records the latest timed call (of `kind`, which moved `value_bytes` per key)
+    /// in its size class too: the same service (and response) time its kind recorded,
+    /// with its primitive operations, bytes written, keys found and error.
+    #[inline(never)]
+    fn classify<T>(&mut self, kind: OpKind, value_bytes: u64, counts: Counts, result: &EngineResult<T>) {
+        let Some(c) = self.classed.as_deref_mut() else {
+            return;
+        };
+        let class = c.classes.class_of(value_bytes);
+        let ns = self.clock.delta_as_nanos(self.last_start, self.last_end);
+        let tally = c.tallies[class].kind(kind);
+        tally.record(LatencySet::Service, ns);
+        // The unit's lag is fixed by its first call, so this is the lag the call had.
+        if let Some(lag) = self.pacer.lag(self.last_start) {
+            tally.record(LatencySet::Response, lag + ns);
+        }
+        let st = self.rec.class_mut(&c.classes, class).kind_mut(kind);
+        st.prim_ops += counts.prim;
+        st.bytes += counts.written;
+        st.hits += counts.found;
+        if let Err(e) = result {
+            st.errors += 1;
+            if st.first_error.is_none() {
+                st.first_error = Some(e.message.clone());
+            }
+        }
+    }
+
+    /// [`Kv::classify`] for a single-key write of `value_len` bytes to `key`.
+    fn classify_write<T>(&mut self, kind: OpKind, key: &[u8], value_len: usize, result: &EngineResult<T>) {
+        let counts = Counts {
+            prim: 1,
+            written: (key.len() + value_len) as u64,
+            found: 0,
+        };
+        self.classify(kind, value_len as u64, counts, result);
     }
 
     /// Counts a request against the connection's allowance, reconnecting first when it
@@ -381,7 +460,13 @@ impl Kv {
 
     /// Moves the latencies counted since the last drain into the recorder.
     fn drain_tallies(&mut self) {
-        self.tallies.drain_into(&mut self.rec, self.pacer.is_active());
+        let response = self.pacer.is_active();
+        self.tallies.drain_into(&mut self.rec, response);
+        if let Some(c) = self.classed.as_deref_mut() {
+            for (class, tallies) in c.tallies.iter_mut().enumerate() {
+                tallies.drain_into(self.rec.class_mut(&c.classes, class), response);
+            }
+        }
     }
 
     /// The recorder so far.
@@ -425,15 +510,18 @@ impl Kv {
         self.put_timed(key, val)
     }
 
-    /// put with `--verify` or `--reconnect-every`: out of line, so the plain path pays
-    /// one flag test for both.
+    /// put with `--verify`, `--reconnect-every` or `--size-classes`: out of
+    /// line, so the plain path pays one flag test for all.
     #[inline(never)]
     fn put_slow(&mut self, key: &[u8], val: &[u8]) -> EngineResult<()> {
         self.before_request();
-        if self.verify.is_some() {
-            return self.put_checked(key, val);
-        }
-        self.put_timed(key, val)
+        let r = if self.verify.is_some() {
+            self.put_checked(key, val)
+        } else {
+            self.put_timed(key, val)
+        };
+        self.classify_write(OpKind::Put, key, val.len(), &r);
+        r
     }
 
     /// put without the verify branch: the timed call.
@@ -463,15 +551,31 @@ impl Kv {
         self.get_timed(key)
     }
 
-    /// get with `--verify` or `--reconnect-every`: out of line, so the plain path pays
-    /// one flag test for both.
+    /// get with `--verify`, `--reconnect-every` or `--size-classes`: out of
+    /// line, so the plain path pays one flag test for all.
     #[inline(never)]
     fn get_slow(&mut self, key: &[u8]) -> EngineResult<Option<&[u8]>> {
         self.before_request();
-        if self.verify.is_some() {
-            return self.get_checked(key);
+        let found = if self.verify.is_some() {
+            self.get_checked(key)
+        } else {
+            self.get_timed(key)
         }
-        self.get_timed(key)
+        .map(|v| v.is_some());
+        // A read that found nothing moved no value: it is in no class.
+        if let Ok(true) = found {
+            let counts = Counts {
+                prim: 1,
+                written: 0,
+                found: 1,
+            };
+            self.classify(OpKind::Get, self.get_buf.len() as u64, counts, &found);
+        }
+        match found {
+            Ok(true) => Ok(Some(&self.get_buf)),
+            Ok(false) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// get without the verify branch: the timed call.
@@ -509,8 +613,8 @@ impl Kv {
         self.del_timed(key)
     }
 
-    /// del with `--verify` or `--reconnect-every`: out of line, so the plain path pays
-    /// one flag test for both.
+    /// del with `--verify`, `--reconnect-every` or `--size-classes`: out of
+    /// line, so the plain path pays one flag test for all.
     #[inline(never)]
     fn del_slow(&mut self, key: &[u8]) -> EngineResult<Existed> {
         self.before_request();
@@ -539,8 +643,8 @@ impl Kv {
         self.range_timed(lo, hi, limit)
     }
 
-    /// range with `--verify` or `--reconnect-every`: out of line, so the plain path pays
-    /// one flag test for both.
+    /// range with `--verify`, `--reconnect-every` or `--size-classes`: out of
+    /// line, so the plain path pays one flag test for all.
     #[inline(never)]
     fn range_slow(&mut self, lo: &[u8], hi: &[u8], limit: usize) -> EngineResult<&Rows> {
         self.before_request();
@@ -569,8 +673,8 @@ impl Kv {
         self.scan_timed(lo, hi, limit, f)
     }
 
-    /// scan with `--verify` or `--reconnect-every`: out of line, so the plain path pays
-    /// one flag test for both.
+    /// scan with `--verify`, `--reconnect-every` or `--size-classes`: out of
+    /// line, so the plain path pays one flag test for all.
     #[inline(never)]
     fn scan_slow(&mut self, lo: &[u8], hi: &[u8], limit: usize, f: &mut ScanFn<'_>) -> EngineResult<usize> {
         self.before_request();
@@ -598,15 +702,31 @@ impl Kv {
         self.mget_timed(keys)
     }
 
-    /// mget with `--verify` or `--reconnect-every`: out of line, so the plain path pays
-    /// one flag test for both.
+    /// mget with `--verify`, `--reconnect-every` or `--size-classes`: out of
+    /// line, so the plain path pays one flag test for all.
     #[inline(never)]
     fn mget_slow(&mut self, keys: &[&[u8]]) -> EngineResult<&Values> {
         self.before_request();
-        if self.verify.is_some() {
-            return self.mget_checked(keys);
+        let done = if self.verify.is_some() {
+            self.mget_checked(keys)
+        } else {
+            self.mget_timed(keys)
         }
-        self.mget_timed(keys)
+        .map(|_| ());
+        if done.is_ok() {
+            let (found, bytes) = (0..self.values.len())
+                .filter_map(|i| self.values.get(i))
+                .fold((0u64, 0u64), |(n, b), v| (n + 1, b + v.len() as u64));
+            if found > 0 {
+                let counts = Counts {
+                    prim: keys.len() as u64,
+                    written: 0,
+                    found,
+                };
+                self.classify(OpKind::Mget, bytes / found, counts, &done);
+            }
+        }
+        done.map(|()| &self.values)
     }
 
     /// mget without the verify branch: the timed call.
@@ -632,15 +752,28 @@ impl Kv {
         self.mput_timed(pairs)
     }
 
-    /// mput with `--verify` or `--reconnect-every`: out of line, so the plain path pays
-    /// one flag test for both.
+    /// mput with `--verify`, `--reconnect-every` or `--size-classes`: out of
+    /// line, so the plain path pays one flag test for all.
     #[inline(never)]
     fn mput_slow(&mut self, pairs: &[(&[u8], &[u8])]) -> EngineResult<()> {
         self.before_request();
-        if self.verify.is_some() {
-            return self.mput_checked(pairs);
+        let r = if self.verify.is_some() {
+            self.mput_checked(pairs)
+        } else {
+            self.mput_timed(pairs)
+        };
+        if !pairs.is_empty() {
+            let values: u64 = pairs.iter().map(|(_, v)| v.len() as u64).sum();
+            let keys: u64 = pairs.iter().map(|(k, _)| k.len() as u64).sum();
+            let n = pairs.len() as u64;
+            let counts = Counts {
+                prim: n,
+                written: keys + values,
+                found: 0,
+            };
+            self.classify(OpKind::Mput, values / n, counts, &r);
         }
-        self.mput_timed(pairs)
+        r
     }
 
     /// mput without the verify branch: the timed call.
@@ -671,8 +804,8 @@ impl Kv {
         self.mdel_timed(keys)
     }
 
-    /// mdel with `--verify` or `--reconnect-every`: out of line, so the plain path pays
-    /// one flag test for both.
+    /// mdel with `--verify`, `--reconnect-every` or `--size-classes`: out of
+    /// line, so the plain path pays one flag test for all.
     #[inline(never)]
     fn mdel_slow(&mut self, keys: &[&[u8]]) -> EngineResult<Option<usize>> {
         self.before_request();
@@ -700,15 +833,18 @@ impl Kv {
         self.append_timed(key, suffix)
     }
 
-    /// append with `--verify` or `--reconnect-every`: out of line, so the plain path pays
-    /// one flag test for both.
+    /// append with `--verify`, `--reconnect-every` or `--size-classes`: out of
+    /// line, so the plain path pays one flag test for all.
     #[inline(never)]
     fn append_slow(&mut self, key: &[u8], suffix: &[u8]) -> EngineResult<Appended> {
         self.before_request();
-        if self.verify.is_some() {
-            return self.append_checked(key, suffix);
-        }
-        self.append_timed(key, suffix)
+        let r = if self.verify.is_some() {
+            self.append_checked(key, suffix)
+        } else {
+            self.append_timed(key, suffix)
+        };
+        self.classify_write(OpKind::Append, key, suffix.len(), &r);
+        r
     }
 
     /// append without the verify branch: the timed call.
@@ -741,8 +877,8 @@ impl Kv {
         self.delete_range_timed(lo, hi)
     }
 
-    /// delete_range with `--verify` or `--reconnect-every`: out of line, so the plain path pays
-    /// one flag test for both.
+    /// delete_range with `--verify`, `--reconnect-every` or `--size-classes`: out of
+    /// line, so the plain path pays one flag test for all.
     #[inline(never)]
     fn delete_range_slow(&mut self, lo: &[u8], hi: &[u8]) -> EngineResult<()> {
         self.before_request();

@@ -47,8 +47,9 @@ pub struct Merged {
 }
 
 /// The fields of `results.json`'s `run` that every segment of one run shares.
-const SAME_RUN: [&str; 18] = [
+const SAME_RUN: [&str; 19] = [
     "engines",
+    "size_classes",
     "threads",
     "connections",
     "pipeline",

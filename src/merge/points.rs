@@ -3,6 +3,7 @@
 //! times spanning every segment's measured interval.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -10,7 +11,7 @@ use serde_json::Value;
 use super::read::SegmentDir;
 use super::timeline::Totals;
 use crate::kv::pace::{Arrival, Rate};
-use crate::metrics::{KindStats, LatencySummary, OpKind, Recorder};
+use crate::metrics::{KindStats, LatencySummary, OpKind, Recorder, SizeClasses};
 use crate::probe::Probe;
 use crate::report::RunInfo;
 use crate::report::bundle::RESULTS_JSON;
@@ -107,6 +108,7 @@ pub(super) fn run_info(segs: &[SegmentDir]) -> Result<RunInfo, String> {
             none if none.is_empty() => vec![1],
             depths => depths,
         },
+        size_classes: size_classes(&segs[0])?,
         batch: run["batch"].as_array().map(|_| list(&run["batch"])),
         budget,
         repeat: uint(&run["repeat"]) as usize,
@@ -133,6 +135,22 @@ pub(super) fn run_info(segs: &[SegmentDir]) -> Result<RunInfo, String> {
         slo: None,
         scale: None,
     })
+}
+
+/// The segment's `--size-classes`, None when it did not split by value size.
+pub(super) fn size_classes(s: &SegmentDir) -> Result<Option<Arc<SizeClasses>>, String> {
+    let v = &s.doc["run"]["size_classes"];
+    if v.is_null() {
+        return Ok(None);
+    }
+    let bounds = v
+        .as_array()
+        .and_then(|a| a.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>());
+    bounds
+        .ok_or_else(|| "not a list of byte counts".to_string())
+        .and_then(SizeClasses::new)
+        .map(|c| Some(Arc::new(c)))
+        .map_err(|e| format!("{}: run.size_classes: {e}", s.path.join(RESULTS_JSON).display()))
 }
 
 fn rate(v: &Value) -> Rate {
@@ -413,18 +431,7 @@ fn merge_phase(segs: &[SegmentDir], p: usize, j: usize, name: &str, totals: &Tot
                     p + 1
                 ));
             }
-            let mut one = Recorder::new();
-            let st: &mut KindStats = one.kind_mut(kind);
-            st.prim_ops = uint(&op["prim_ops"]);
-            st.hits = uint(&op["hits"]);
-            st.misses = uint(&op["misses"]);
-            st.errors = uint(&op["errors"]);
-            st.retries = uint(&op["retries"]);
-            st.rows = uint(&op["rows"]);
-            st.skipped = uint(&op["skipped"]);
-            st.bytes = uint(&op["bytes"]);
-            st.first_error = op["first_error"].as_str().map(|e| format!("segment {}: {e}", s.index));
-            rec.kind_mut(kind).merge(st);
+            rec.kind_mut(kind).merge(&counters(op, s));
             if !kinds.contains(&kind) {
                 kinds.push(kind);
             }
@@ -442,7 +449,72 @@ fn merge_phase(segs: &[SegmentDir], p: usize, j: usize, name: &str, totals: &Tot
             st.hist.add(h).map_err(|e| format!("{e:?}"))?;
         }
     }
+    if let Some(classes) = size_classes(&segs[0])? {
+        merge_classes(segs, p, j, &classes, &mut rec)?;
+    }
     Ok(rec)
+}
+
+/// An `ops` entry's counters, its histograms empty.
+fn counters(op: &Value, s: &SegmentDir) -> KindStats {
+    KindStats {
+        prim_ops: uint(&op["prim_ops"]),
+        hits: uint(&op["hits"]),
+        misses: uint(&op["misses"]),
+        errors: uint(&op["errors"]),
+        retries: uint(&op["retries"]),
+        rows: uint(&op["rows"]),
+        skipped: uint(&op["skipped"]),
+        bytes: uint(&op["bytes"]),
+        first_error: op["first_error"].as_str().map(|e| format!("segment {}: {e}", s.index)),
+        ..KindStats::new()
+    }
+}
+
+/// Phase `j`'s value-size classes over every segment (`--size-classes`): counters
+/// summed, histograms merged exactly from the encodings each entry carries.
+fn merge_classes(
+    segs: &[SegmentDir],
+    p: usize,
+    j: usize,
+    classes: &Arc<SizeClasses>,
+    rec: &mut Recorder,
+) -> Result<(), String> {
+    let mut dec = super::decode::Decoder::default();
+    for s in segs {
+        let entries = s.doc["points"][p]["phases"][j]["ops_by_size"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for (e, op) in entries.iter().enumerate() {
+            let at = |what: &str| format!("{}: points[{p}].phases[{j}].ops_by_size[{e}]: {what}", s.path.display());
+            let kind = OpKind::from_name(&text(&op["kind"])).ok_or_else(|| at("unknown kind"))?;
+            let name = text(&op["size_class"]);
+            let class = (0..classes.len())
+                .find(|&c| classes.name(c) == name)
+                .ok_or_else(|| at(&format!("size class '{name}' is not one of the run's")))?;
+            let mut st = counters(op, s);
+            let n = dec
+                .decode(op["hdr"].as_str().ok_or_else(|| at("no hdr"))?)
+                .and_then(|n| dec.add_to(&mut st.hist).map(|()| n))
+                .map_err(|e| at(&e))?;
+            if n != uint(&op["count"]) {
+                return Err(at(&format!(
+                    "its histogram holds {n} calls, its count is {}",
+                    uint(&op["count"])
+                )));
+            }
+            if let Some(encoded) = op["response_hdr"].as_str() {
+                let mut resp = crate::metrics::new_histogram();
+                dec.decode(encoded)
+                    .and_then(|_| dec.add_to(&mut resp))
+                    .map_err(|e| at(&e))?;
+                st.resp = Some(resp);
+            }
+            rec.class_mut(classes, class).kind_mut(kind).merge(&st);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

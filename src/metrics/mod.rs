@@ -4,11 +4,13 @@
 pub mod format;
 pub mod pace;
 pub mod recorder;
+pub mod sizeclass;
 pub mod summary;
 pub mod tally;
 
 pub use pace::PaceStats;
-pub use recorder::{KindStats, LatencySet, Recorder};
+pub use recorder::{BySize, KindStats, LatencySet, Recorder, Row};
+pub use sizeclass::SizeClasses;
 pub use summary::{LatencySummary, QUANTILES};
 pub use tally::{Tallies, Tally};
 

@@ -7,7 +7,9 @@
 //! engine call, always recorded) and, in open-loop runs only, the *response time* (from
 //! the unit's intended start to the call's end, what a client would feel).
 
-use super::{Histogram, OpKind, PaceStats, new_histogram};
+use std::sync::Arc;
+
+use super::{Histogram, OpKind, PaceStats, SizeClasses, new_histogram};
 
 /// Which latency a histogram holds. Sinks tag every histogram with [`LatencySet::tag`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -69,8 +71,15 @@ pub struct KindStats {
     pub first_error: Option<String>,
 }
 
+impl Default for KindStats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl KindStats {
-    fn new() -> Self {
+    /// Empty stats: no calls.
+    pub fn new() -> Self {
         KindStats {
             hist: new_histogram(),
             resp: None,
@@ -163,6 +172,44 @@ pub struct Recorder {
     kinds: [Option<Box<KindStats>>; OpKind::COUNT],
     /// How a paced worker kept its schedule (open-loop runs only).
     pace: Option<Box<PaceStats>>,
+    /// The calls again, split by value size (`--size-classes` only).
+    by_size: Option<Box<BySize>>,
+}
+
+/// Each operation kind's calls split by value size ([`SizeClasses`]): one recorder
+/// per class, holding the same samples as the kind's own histogram (a call is in at
+/// most one class; calls without a value are in none).
+#[derive(Debug, Clone)]
+pub struct BySize {
+    /// The classes.
+    pub classes: Arc<SizeClasses>,
+    recs: Vec<Recorder>,
+}
+
+impl BySize {
+    /// The recorder of `class`.
+    pub fn class(&self, class: usize) -> &Recorder {
+        &self.recs[class]
+    }
+
+    /// The classes of `kind` with calls, as (class, stats), ascending.
+    pub fn of(&self, kind: OpKind) -> impl Iterator<Item = (usize, &KindStats)> {
+        (self.recs.iter().enumerate()).filter_map(move |(class, rec)| rec.kind(kind).map(|st| (class, st)))
+    }
+}
+
+/// One row of a report's latency table: an operation kind, or (`--size-classes`) one
+/// value-size class of it.
+#[derive(Debug, Clone)]
+pub struct Row<'a> {
+    /// `put`, or `put<=4096` for a class.
+    pub label: String,
+    /// The kind.
+    pub kind: OpKind,
+    /// The class, for a class row.
+    pub class: Option<usize>,
+    /// Its counters and histograms.
+    pub stats: &'a KindStats,
 }
 
 impl Recorder {
@@ -199,7 +246,8 @@ impl Recorder {
         OpKind::ALL.into_iter().filter_map(|k| self.kind(k).map(|s| (k, s)))
     }
 
-    /// Adds `other` into `self` exactly.
+    /// Adds `other` into `self` exactly. Both must split by the same size classes, if
+    /// they split at all (one run's recorders do; `kvmark merge` checks segments).
     pub fn merge(&mut self, other: &Recorder) {
         for (kind, stats) in other.used() {
             self.kind_mut(kind).merge(stats);
@@ -207,6 +255,57 @@ impl Recorder {
         if let Some(theirs) = &other.pace {
             self.pace.get_or_insert_with(Default::default).merge(theirs);
         }
+        if let Some(theirs) = &other.by_size {
+            for (class, rec) in theirs.recs.iter().enumerate() {
+                self.class_mut(&theirs.classes, class).merge(rec);
+            }
+        }
+    }
+
+    /// The recorder of size class `class` of `classes`, created on first use.
+    pub fn class_mut(&mut self, classes: &Arc<SizeClasses>, class: usize) -> &mut Recorder {
+        let by = self.by_size.get_or_insert_with(|| {
+            Box::new(BySize {
+                classes: Arc::clone(classes),
+                recs: vec![Recorder::new(); classes.len()],
+            })
+        });
+        // Runs per classified call: the pointer test spares the bounds' compare.
+        assert!(
+            Arc::ptr_eq(&by.classes, classes) || by.classes == *classes,
+            "one recorder, one set of size classes"
+        );
+        &mut by.recs[class]
+    }
+
+    /// Every kind used, each followed by its value-size classes with calls (when the
+    /// run splits by size): the rows of the reports' latency tables.
+    pub fn rows(&self) -> Vec<Row<'_>> {
+        let mut rows = Vec::new();
+        for (kind, stats) in self.used() {
+            rows.push(Row {
+                label: kind.name().to_string(),
+                kind,
+                class: None,
+                stats,
+            });
+            if let Some(by) = self.by_size() {
+                rows.extend(by.of(kind).map(|(class, stats)| Row {
+                    label: by.classes.label(kind, class),
+                    kind,
+                    class: Some(class),
+                    stats,
+                }));
+            }
+        }
+        rows
+    }
+
+    /// The calls split by value size, when the run splits them and any call has a class.
+    pub fn by_size(&self) -> Option<&BySize> {
+        self.by_size
+            .as_deref()
+            .filter(|b| b.recs.iter().any(|r| r.used().next().is_some()))
     }
 
     /// Schedule statistics, in open-loop runs.
@@ -291,6 +390,9 @@ impl Recorder {
             stats.reset();
         }
         self.pace = None;
+        if let Some(by) = &mut self.by_size {
+            by.recs.iter_mut().for_each(Recorder::reset);
+        }
     }
 
     /// Allocates (empty) every kind and latency set `other` has that `self` lacks,
@@ -301,6 +403,11 @@ impl Recorder {
             let mine = slot.get_or_insert_with(|| Box::new(KindStats::new()));
             if mine.resp.is_none() && theirs.resp.is_some() {
                 mine.resp = Some(new_histogram());
+            }
+        }
+        if let Some(theirs) = &other.by_size {
+            for (class, rec) in theirs.recs.iter().enumerate() {
+                self.class_mut(&theirs.classes, class).allocate_kinds_of(rec);
             }
         }
     }
@@ -403,6 +510,27 @@ mod tests {
         all.merge(&a);
         all.merge(&a);
         assert_eq!(all.pace().unwrap().waited, 2);
+    }
+
+    #[test]
+    fn size_classes_merge_reset_and_preallocate_like_kinds() {
+        let classes = Arc::new(SizeClasses::new(vec![256]).unwrap());
+        let mut a = Recorder::new();
+        a.record(OpKind::Put, 10, 1);
+        a.class_mut(&classes, 1).record(OpKind::Put, 10, 1);
+        let mut all = Recorder::new();
+        all.merge(&a);
+        all.merge(&a);
+        let by = all.by_size().unwrap();
+        assert_eq!(by.class(1).kind(OpKind::Put).unwrap().count(), 2);
+        assert!(by.class(0).kind(OpKind::Put).is_none());
+        let rows: Vec<String> = all.rows().into_iter().map(|r| r.label).collect();
+        assert_eq!(rows, vec!["put", "put>256"]);
+        let like = a.empty_like();
+        assert!(like.by_size().is_none(), "allocated, but no calls");
+        assert!(like.by_size.as_ref().unwrap().recs[1].kinds[OpKind::Put.index()].is_some());
+        a.reset();
+        assert!(a.by_size().is_none() && a.rows().is_empty());
     }
 
     #[test]

@@ -72,6 +72,10 @@ impl Sink for Console {
             "threads: {}{connections}{pipeline}  batch: {batch}",
             threads.join(",")
         )?;
+        if let Some(c) = &info.size_classes {
+            let names: Vec<String> = (0..c.len()).map(|i| c.name(i)).collect();
+            writeln!(self.out, "value-size classes (bytes): {}", names.join(" "))?;
+        }
         if let Some(s) = &info.scale {
             writeln!(
                 self.out,
@@ -244,17 +248,20 @@ fn latency_tables(out: &mut dyn Write, rec: &Recorder) -> io::Result<()> {
     Ok(())
 }
 
-/// `op count mean p50 p90 p99 p99.9 p99.99 max`, one row per operation kind used.
+/// `op count mean p50 p90 p99 p99.9 p99.99 max`, one row per operation kind used (and
+/// per value-size class of it, with `--size-classes`).
 fn latency_table(out: &mut dyn Write, rec: &Recorder, set: LatencySet) -> io::Result<()> {
-    write!(out, "{:<13}{:>10}{:>11}", "op", "count", "mean")?;
+    // Wide enough for a size class's label (`append<=65536`).
+    let width = rec.rows().iter().map(|r| r.label.len() + 1).fold(13, usize::max);
+    write!(out, "{:<width$}{:>10}{:>11}", "op", "count", "mean")?;
     for (label, _) in QUANTILES {
         write!(out, "{label:>11}")?;
     }
     writeln!(out, "{:>11}", "max")?;
-    for (kind, stats) in rec.used() {
-        let Some(hist) = stats.latency(set) else { continue };
+    for row in rec.rows() {
+        let Some(hist) = row.stats.latency(set) else { continue };
         let s = LatencySummary::of(hist);
-        write!(out, "{:<13}{:>10}{:>11}", kind.name(), s.count, duration_ns(s.mean))?;
+        write!(out, "{:<width$}{:>10}{:>11}", row.label, s.count, duration_ns(s.mean))?;
         for q in s.quantiles {
             write!(out, "{:>11}", duration_ns(q as f64))?;
         }

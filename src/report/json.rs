@@ -202,6 +202,35 @@ fn ops(rec: &Recorder) -> Value {
     Value::Array(rec.used().map(|(k, st)| op(k.name(), st)).collect())
 }
 
+/// `--size-classes`: each kind's value-size classes with calls, as `ops` entries
+/// labelled `put<=4096` with the kind, the class and its byte range; null when the
+/// run does not split by size. With `hdr`, each carries its histograms encoded as a
+/// histogram log's interval does (`hdr`, `response_hdr`), for `kvmark merge`.
+fn ops_by_size(rec: &Recorder, hdr: bool) -> Value {
+    let Some(by) = rec.by_size() else {
+        return Value::Null;
+    };
+    let rows = rec.rows().into_iter().filter_map(|row| {
+        let class = row.class?;
+        let (min, max) = by.classes.range(class);
+        let mut v = op(&row.label, row.stats);
+        let m = v.as_object_mut().expect("op() makes an object");
+        m.insert("kind".to_string(), json!(row.kind.name()));
+        m.insert("size_class".to_string(), json!(by.classes.name(class)));
+        m.insert("value_bytes_min".to_string(), json!(min));
+        m.insert("value_bytes_max".to_string(), json!(max));
+        if hdr {
+            m.insert("hdr".to_string(), json!(encoded(&row.stats.hist)));
+            m.insert(
+                "response_hdr".to_string(),
+                row.stats.resp.as_ref().map_or(Value::Null, |h| json!(encoded(h))),
+            );
+        }
+        Some(v)
+    });
+    Value::Array(rows.collect())
+}
+
 fn pace(p: &PaceStats) -> Value {
     json!({
         "waited": p.waited,
@@ -289,6 +318,7 @@ pub fn point(p: &PointResult) -> Value {
                 "units": v.units,
                 "wall_s": v.wall_s,
                 "ops": ops(v.rec),
+                "ops_by_size": ops_by_size(v.rec, true),
             })
         })
         .collect();
@@ -318,6 +348,7 @@ pub fn point(p: &PointResult) -> Value {
         "retries": p.merged.retries(),
         "seed": p.load().as_ref().map(load_json),
         "ops": ops(&p.merged),
+        "ops_by_size": ops_by_size(&p.merged, false),
         "phases": phases,
         "repeats": p.repeats.iter().map(repeat).collect::<Vec<_>>(),
         "epoch": super::epochs::json(p),
@@ -353,6 +384,7 @@ pub fn run_info(info: &RunInfo) -> Value {
         "threads": info.threads,
         "connections": info.connections,
         "pipeline": info.pipeline,
+        "size_classes": info.size_classes.as_ref().map(|c| c.bounds()),
         "batch": info.batch,
         "budget": match info.budget { Budget::Ops(n) => json!({ "ops": n }), Budget::Secs(s) => json!({ "secs": s }) },
         "repeat": info.repeat,

@@ -53,6 +53,8 @@ pub struct RunInfo {
     pub connections: Vec<usize>,
     /// Requests in flight per connection swept (`--pipeline`).
     pub pipeline: Vec<usize>,
+    /// The value-size classes each kind is split by (`--size-classes`).
+    pub size_classes: Option<std::sync::Arc<crate::metrics::SizeClasses>>,
     /// Batch sizes given with --batch, if any.
     pub batch: Option<Vec<usize>>,
     /// Budget per timed phase.

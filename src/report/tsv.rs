@@ -1,4 +1,5 @@
-//! `tsv`: one row per operation kind (and latency set) per phase per grid point,
+//! `tsv`: one row per operation kind (and latency set, and value-size class with
+//! `--size-classes`: `op` is then `put<=4096`) per phase per grid point,
 //! written as each point finishes. keybench's columns come first, in its order and with its
 //! meaning, so its scripts keep working: `hit_rate` is the phase's get hit rate and `err_rate`
 //! the kind's share of failed calls, both in percent; a point without a sweep has an empty
@@ -127,14 +128,13 @@ impl Sink for Tsv {
             // keybench's hit_rate: the phase's get hit rate in percent, on every row
             // (0 without lookups); each kind's own hits and misses are kvmark's columns.
             let phase_hits = 100.0 * view.rec.hit_rate().unwrap_or(0.0);
-            // One row per operation kind and latency set (service time; response time
-            // too in open-loop runs).
-            let kinds: Vec<_> = view
-                .rec
-                .used()
-                .flat_map(|(k, st)| {
-                    st.latency_sets()
-                        .map(move |(set, h)| (k, set, st, LatencySummary::of(h)))
+            // One row per operation kind (and value-size class of it) and latency set
+            // (service time; response time too in open-loop runs).
+            let rows = view.rec.rows();
+            let kinds: Vec<_> = rows
+                .iter()
+                .flat_map(|row| {
+                    (row.stats.latency_sets()).map(move |(set, h)| (row, set, row.stats, LatencySummary::of(h)))
                 })
                 .collect();
             // A point that recorded nothing (it failed early) still gets a row, so its
@@ -154,9 +154,9 @@ impl Sink for Tsv {
                     tsv_field(&value),
                 ]);
                 match op {
-                    Some((kind, _, stats, s)) => {
+                    Some((row, _, stats, s)) => {
                         c.extend([
-                            kind.name().to_string(),
+                            tsv_field(&row.label),
                             s.count.to_string(),
                             s.p50().to_string(),
                             s.p99().to_string(),
@@ -236,10 +236,11 @@ impl Sink for Tsv {
                         None => "-".to_string(),
                     },
                 ]);
+                // A class row leaves its kind's interval figures to the kind's row.
                 c.extend(epochs::tsv_cells(
                     p,
-                    op.map(|(k, _, _, _)| *k),
-                    op.is_none_or(|(_, set, _, _)| *set == LatencySet::Service),
+                    op.map(|(row, _, _, _)| row.kind),
+                    op.is_none_or(|(row, set, _, _)| *set == LatencySet::Service && row.class.is_none()),
                 ));
                 c.push(checks.clone());
                 debug_assert_eq!(c.len(), COLUMNS.len());

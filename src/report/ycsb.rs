@@ -20,8 +20,10 @@
 //! kvmark's other verbs keep their names in capitals. A get that found nothing is
 //! `Return=NOT_FOUND`, an engine error `Return=ERROR`, the rest `Return=OK`. In open
 //! loop the response times (from each operation's intended start) follow as
-//! `[Intended-READ]`, ... as YCSB names them. A point's header line starts with `#`,
-//! which YCSB's own parsers skip like its other non-bracket lines.
+//! `[Intended-READ]`, ... as YCSB names them. With `--size-classes` each kind's
+//! value-size classes follow it as `[UPDATE<=4096]`, `[READ>65536]`, ... A point's
+//! header line starts with `#`, which YCSB's own parsers skip like its other
+//! non-bracket lines.
 
 use std::io::{self, Write};
 
@@ -87,16 +89,20 @@ impl Sink for Ycsb {
             )?;
             writeln!(self.out, "[OVERALL], Throughput(ops/sec), {}", per_sec(units, wall_ns))?;
             for set in [LatencySet::Service, LatencySet::Response] {
-                for (kind, st) in rec.used() {
+                for row in rec.rows() {
+                    let (kind, st) = (row.kind, row.stats);
                     let Some(h) = st.latency(set) else {
                         continue;
                     };
                     let s = LatencySummary::of(h);
+                    // A value-size class follows its kind as `[UPDATE<=4096]`.
+                    let class = row.label.strip_prefix(kind.name()).unwrap_or("");
                     let name = match set {
-                        LatencySet::Service => op_name(kind, phase),
-                        LatencySet::Response => format!("Intended-{}", op_name(kind, phase)),
+                        LatencySet::Service => format!("{}{class}", op_name(kind, phase)),
+                        LatencySet::Response => format!("Intended-{}{class}", op_name(kind, phase)),
                     };
-                    // Only a get is one lookup per call (an mget's misses count keys).
+                    // Only a get is one lookup per call (an mget's misses count keys);
+                    // a class holds only reads that found their value.
                     let not_found = if kind == OpKind::Get { st.misses } else { 0 };
                     let ok = s.count.saturating_sub(st.errors + not_found);
                     let o = &mut self.out;

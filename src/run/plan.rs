@@ -78,6 +78,8 @@ pub struct Plan {
     pub slo_secs: f64,
     /// The longest value an append may make (`--max-value-bytes`); None: no cap.
     pub max_value_bytes: Option<u64>,
+    /// Value-size classes each operation kind is split by (`--size-classes`).
+    pub size_classes: Option<std::sync::Arc<crate::metrics::SizeClasses>>,
     /// Growing values in epochs (`--epochs` and friends, over a workload's own block).
     pub epochs: EpochFlags,
     /// Check every read against what was acknowledged (`--verify`, `kv::verify`).

@@ -101,6 +101,7 @@ impl Runner<'_> {
             segment: self.plan.segment,
             start: None,
             reconnect_every: self.plan.reconnect_every,
+            size_classes: self.plan.size_classes.clone(),
         }
     }
 

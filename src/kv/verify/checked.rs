@@ -75,7 +75,7 @@ impl Kv {
     /// Checks every verb from now on against `checker` (`--verify`).
     pub fn verify_with(&mut self, checker: &Arc<Checker>) {
         self.verify = Some(Box::new(checker.writer()));
-        self.slow = true;
+        self.refresh_slow();
     }
 
     /// True in verify mode.

@@ -202,11 +202,22 @@ pub fn from_json(doc: &Value, path: &Path, notes: &mut Vec<String>) -> Vec<Point
             continue;
         }
         let mut lat = Vec::new();
+        let classes: Vec<&Value> = p
+            .get("ops_by_size")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .collect();
         for o in p.get("ops").and_then(Value::as_array).into_iter().flatten() {
             let op = text(o, "op");
-            lat.push(latency(&op, "service", o));
-            if let Some(r) = o.get("response").filter(|r| r.is_object()) {
-                lat.push(latency(&op, "response", r));
+            // Each kind, then its value-size classes (`--size-classes`), labelled `put<=4096`.
+            let own = classes.iter().copied().filter(|c| text(c, "kind") == op);
+            for o in std::iter::once(o).chain(own) {
+                let op = text(o, "op");
+                lat.push(latency(&op, "service", o));
+                if let Some(r) = o.get("response").filter(|r| r.is_object()) {
+                    lat.push(latency(&op, "response", r));
+                }
             }
         }
         let sweep = p

@@ -411,23 +411,29 @@ fn point(p: &Value) -> Option<Point> {
     // Each repeat's own latency per kind (results.json from before they were kept, and
     // merges of such segments, have none: then nothing is known per repeat).
     let repeat_ops: Option<Vec<&Vec<Value>>> = repeats_v.iter().map(|r| r.get("ops")?.as_array()).collect();
+    // Each kind, then (`--size-classes`) its value-size classes, as `put<=4096`.
+    let classes = p.get("ops_by_size").and_then(Value::as_array).into_iter().flatten();
     let ops = p
         .get("ops")?
         .as_array()?
         .iter()
+        .chain(classes)
         .filter_map(|o| {
             let name = o.get("op")?.as_str()?.to_string();
             let count = num(o, "count")?;
             let per_s = if wall > 0.0 { count / wall } else { 0.0 };
-            // The kind's entry in each repeat that called it.
-            let per_repeat: Option<Vec<&Value>> = repeat_ops.as_ref().map(|reps| {
-                reps.iter()
-                    .filter_map(|r| {
-                        r.iter()
-                            .find(|x| x.get("op").and_then(Value::as_str) == Some(name.as_str()))
-                    })
-                    .collect()
-            });
+            // The kind's entry in each repeat that called it (repeats keep no classes).
+            let per_repeat: Option<Vec<&Value>> = (o.get("size_class").is_none())
+                .then_some(())
+                .and(repeat_ops.as_ref())
+                .map(|reps| {
+                    reps.iter()
+                        .filter_map(|r| {
+                            r.iter()
+                                .find(|x| x.get("op").and_then(Value::as_str) == Some(name.as_str()))
+                        })
+                        .collect()
+                });
             let latency = |of: &dyn Fn(&Value) -> Option<&Value>| {
                 Some(Latency {
                     merged: figures(of(o)?),
@@ -573,7 +579,8 @@ fn p_text(p: f64) -> String {
 
 fn verdict(j: &Judged, alpha: f64) -> String {
     if let Some(run) = j.unknown {
-        return format!("n/a: {run} keeps no per-repeat latency");
+        let keep = if run.contains(" and ") { "keep" } else { "keeps" };
+        return format!("n/a: {run} {keep} no per-repeat latency");
     }
     match j.test {
         None => "no repeats".to_string(),

@@ -91,6 +91,8 @@ pub struct Crew<'a> {
     /// Requests per connection before each session reconnects (`--reconnect-every`;
     /// 0: never).
     pub reconnect_every: u64,
+    /// Value-size classes the workers split their calls by (`--size-classes`).
+    pub size_classes: Option<Arc<crate::metrics::SizeClasses>>,
 }
 
 /// When a scaled-out run's first timed step starts.
@@ -438,6 +440,7 @@ mod tests {
                 segment: super::Segment::WHOLE,
                 start: None,
                 reconnect_every: 0,
+                size_classes: None,
             };
             let steps = [Step::Run {
                 phase: 0,

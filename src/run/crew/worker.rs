@@ -57,6 +57,7 @@ pub(super) fn worker(ctx: &Ctx<'_, '_>, t: usize, tx: mpsc::Sender<Msg>, group: 
             let mut kv = Kv::new(session, crew.clock.clone(), Arc::clone(crew.abort));
             kv.limit_sizes(crew.engine.name, crew.engine.limits);
             kv.reconnect_every(crew.reconnect_every);
+            kv.split_by_size(crew.size_classes.clone());
             if let Some(checker) = crew.verify {
                 kv.verify_with(checker);
             }

@@ -152,6 +152,7 @@ impl CellRun<'_> {
             segment: Segment::WHOLE,
             start: None,
             reconnect_every: 0,
+            size_classes: self.r.plan.size_classes.clone(),
         }
     }
 
