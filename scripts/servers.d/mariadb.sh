@@ -5,7 +5,9 @@
 # It never touches a system instance: --no-defaults (no /etc/mysql/*.cnf, no
 # ~/.my.cnf), its own data directory, socket and pid file in $state/mariadb, TCP on
 # 127.0.0.1 only. With --tls the same port takes TLS too (a client asks for it at
-# connect), for both engines.
+# connect), for both engines. KVMARK_MARIADB_ARGS adds server options at start (and
+# keeps them for a restart), e.g. a study's cache sizes:
+#   KVMARK_MARIADB_ARGS="--rocksdb-block-cache-size=64M --innodb-buffer-pool-size=1G"
 
 start_mariadb() {
   need_packages mariadb-server mariadb-plugin-rocksdb
@@ -26,6 +28,7 @@ CREATE USER IF NOT EXISTS 'kvmark'@'127.0.0.1';
 GRANT ALL ON kvmark.* TO 'kvmark'@'127.0.0.1';
 SQL
   [ "$want_tls" = 1 ] && tls=tls
+  echo "${KVMARK_MARIADB_ARGS:-}" >"$dir/args"
   run_mariadb "$port" $tls
   echo "mariadb://kvmark@127.0.0.1:$port/kvmark" >"$dir/url"
   [ -z "$tls" ] || echo "mariadb://kvmark@127.0.0.1:$port/kvmark?ssl-mode=VERIFY_IDENTITY" >"$dir/tls_url"
@@ -34,8 +37,9 @@ SQL
 # Starts the server on $state/mariadb/data at PORT, with TLS when told `tls` (again,
 # after `scripts/servers down mariadb`, with its databases and tables).
 run_mariadb() { # PORT [tls]
-  local dir="$state/mariadb" port=$1 user ssl=()
+  local dir="$state/mariadb" port=$1 user ssl=() extra=()
   user=$(id -un)
+  [ ! -s "$dir/args" ] || read -r -a extra <"$dir/args"
   # It runs as the caller, who owns the key. With the CA, a client certificate is
   # checked when a client gives one, not required.
   [ "${2:-}" = tls ] && ssl=(--ssl-cert="$state/tls/server.pem" --ssl-key="$state/tls/server.key"
@@ -47,7 +51,7 @@ run_mariadb() { # PORT [tls]
     --socket="$dir/sock" --pid-file="$dir/pid" --log-error="$dir/log" \
     --bind-address=127.0.0.1 --port="$port" --skip-name-resolve \
     --plugin-load-add=ha_rocksdb.so --init-file="$dir/init.sql" "${ssl[@]}" \
-    --max-connections=300 --max-allowed-packet=1G >>"$dir/log" 2>&1 &
+    --max-connections=300 --max-allowed-packet=1G "${extra[@]}" >>"$dir/log" 2>&1 &
   wait_until "mariadb on port $port" mariadb --no-defaults --protocol=tcp -h 127.0.0.1 -P "$port" \
     -u kvmark kvmark -e "SELECT 1 FROM information_schema.ENGINES WHERE ENGINE = 'ROCKSDB' AND SUPPORT = 'YES'" --batch --skip-column-names
   # The query above succeeds as soon as the server answers; MyRocks must be there too.

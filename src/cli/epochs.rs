@@ -22,7 +22,7 @@ impl RunArgs {
         let Some(text) = self.size_classes.as_deref() else {
             return Ok(None);
         };
-        crate::metrics::sizeclass::parse_bounds(text)
+        crate::config::size::parse_size_classes(text)
             .map(|c| Some(std::sync::Arc::new(c)))
             .map_err(|e| self.refused_value("size_classes", text.trim(), e))
     }

@@ -77,6 +77,16 @@ pub fn normalize_option(value: &str) -> Result<String, String> {
     }
 }
 
+/// Reads `--size-classes`' bounds: comma-separated byte counts, each a plain number
+/// or with a binary suffix (K, M, G, T: 4K is 4096).
+pub fn parse_size_classes(text: &str) -> Result<crate::metrics::SizeClasses, String> {
+    let bounds = text
+        .split(',')
+        .map(|item| parse_size(item).map_err(|e| e.0))
+        .collect::<Result<Vec<u64>, String>>()?;
+    crate::metrics::SizeClasses::new(bounds)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,6 +138,24 @@ mod tests {
             "10x",
         ] {
             assert!(!looks_like_size(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn size_classes_read_suffixes_and_refuse_unusable_bounds_with_the_reason() {
+        assert_eq!(
+            parse_size_classes("256,4K,65536").unwrap().bounds(),
+            &[256, 4096, 65536]
+        );
+        for (text, why) in [
+            ("", "'' is not a size"),
+            ("256,128", "rise strictly: 256 is followed by 128"),
+            ("256,256", "rise strictly"),
+            ("12x", "unknown size suffix"),
+            ("1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16", "at most 15 bounds"),
+        ] {
+            let err = parse_size_classes(text).unwrap_err();
+            assert!(err.contains(why), "{text}: {err}");
         }
     }
 }
