@@ -222,9 +222,10 @@ done
 rm -rf "${data:?}"/* "${out:?}/dynamic"
 "$kvmark" --backend rocksdb --threads 1 --repeat 1 --probe none --timeline 0.5 --data-dir "$data" --report-dir "$out/dynamic" \
   "$out/specs/dynamic.json" >"$out/dynamic.out" 2>&1 || { cat "$out/dynamic.out" >&2; exit 1; }
-"$kvmark" plot "$out/dynamic" --out "$out/figures/dynamic" >/dev/null 2>&1 \
+"$kvmark" plot "$out/dynamic" --out "$out/figures/dynamic" >/dev/null \
   || { echo "kvmark plot $out/dynamic failed" >&2; exit 1; }
-"$kvmark" gen "$out/specs/dynamic.json" -o "$data/dynamic.ops" >/dev/null 2>&1
+"$kvmark" gen "$out/specs/dynamic.json" -o "$data/dynamic.ops" >/dev/null 2>"$data/err" \
+  || { cat "$data/err" >&2; exit 1; }
 awk '/^# phase / { phase = $3; next } { n[phase " " $1]++ } END { for (k in n) print k, n[k] }' "$data/dynamic.ops" \
   | sort >"$out/dynamic-log.txt"
 

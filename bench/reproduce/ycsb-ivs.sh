@@ -58,7 +58,7 @@ run() { # run NAME ENGINE SPEC MODES: one report directory OUT/NAME, its figures
   "$kvmark" --backend "$engine" --data-dir "$data" --probe none --scale "$scale" --epochs "$epochs" \
     --ivs-mode "$modes" --repeat "$repeats" --report-dir "$out/$name" "$spec" >"$out/$name.out" 2>&1 \
     || { tail -n 40 "$out/$name.out" >&2; exit 1; }
-  "$kvmark" plot "$out/$name" --out "$out/figures/$name" >/dev/null 2>&1 \
+  "$kvmark" plot "$out/$name" --out "$out/figures/$name" >/dev/null \
     || { echo "kvmark plot $out/$name failed" >&2; exit 1; }
 }
 
