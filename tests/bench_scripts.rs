@@ -641,6 +641,19 @@ fn tectonic_reproduction_times_every_workload_and_runs_the_dynamic_one() {
             (&["0.01"], &[("YCSB", "/nonexistent")], "holds no core-*.jar"),
         ],
     );
+    // A generator that exits as KVBench's does (1) but writes nothing fails the script.
+    let failed = tempfile::tempdir().unwrap();
+    let o = run(
+        "bench/reproduce/tectonic.sh",
+        &["0.002", failed.path().to_str().unwrap(), "1"],
+        &[("KVBENCH", "/bin/false")],
+    );
+    exits(&o, 1);
+    assert!(
+        stderr(&o).contains("kvbench on ycsb-a wrote no operations"),
+        "{}",
+        stderr(&o)
+    );
     // kvmark alone (the other generators are built outside the repository): every
     // workload of figures 3 and 4 timed, and both phases of figure 2 on RocksDB.
     let reports = tempfile::tempdir().unwrap();

@@ -31,7 +31,7 @@ print(max(1, round(60 * s)), max(2000, int(500000 * s)), max(400, int(90000 * s)
 echo "keybench reproduction: $secs s per point, $items keys of 4 KiB ($users cart users), memtable and block cache ${cache_mib} MiB each, out $out"
 
 run() { # run NAME KVMARK-ARGS...: one report directory OUT/NAME
-  local name=$1; shift
+  local name=$1 rc=0; shift
   rm -rf "${out:?}/$name" "${data:?}"/*
   "$kvmark" --config samples/rocksdb-vs-tidesdb.cnf --probe none \
     --secs "$secs" --threads 1,2,4 --batch 256 --repeat 1 --items "$items" --users "$users" \
@@ -44,10 +44,9 @@ run() { # run NAME KVMARK-ARGS...: one report directory OUT/NAME
     "$@" >"$out/$name.out" 2>&1 || rc=$?
   # Exit 1 is a run that finished but saw engine errors: a finding, counted in the
   # tables below; anything else (or no results) stops the script.
-  if [ "${rc:-0}" -gt 1 ] || ! ls "$out/$name"/*/results.json >/dev/null 2>&1; then
+  if [ "$rc" -gt 1 ] || ! ls "$out/$name"/*/results.json >/dev/null 2>&1; then
     cat "$out/$name.out" >&2; exit 1
   fi
-  rc=0
   "$kvmark" plot "$out/$name" --out "$out/figures/$name" >/dev/null \
     || { echo "kvmark plot $out/$name failed" >&2; exit 1; }
 }

@@ -184,10 +184,14 @@ timed() {
 }
 
 # wrote TOOL WORKLOAD: the lines the tool's run left in DATA/*.txt, recorded in the
-# first round (a check that every tool wrote the workload's operations), then removed.
+# first round (a check that every tool wrote the workload's operations), then removed;
+# a finished run that wrote nothing failed, whatever its exit status said.
 wrote() {
-  if [ "$round" -eq 1 ] && [ ! -e "$out/timings/$1-$2.timeout" ]; then
-    cat "$data"/*.txt | wc -l >"$out/timings/$1-$2.lines"
+  if [ ! -e "$out/timings/$1-$2.timeout" ]; then
+    local lines
+    lines=$({ cat "$data"/*.txt 2>/dev/null || true; } | wc -l)
+    [ "$lines" -gt 0 ] || { echo "$1 on $2 wrote no operations" >&2; tail -n 20 "$data/err" >&2; exit 1; }
+    [ "$round" -ne 1 ] || echo "$lines" >"$out/timings/$1-$2.lines"
   fi
   rm -f "$data"/*.txt
 }

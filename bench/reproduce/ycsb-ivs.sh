@@ -49,7 +49,9 @@ servers=""
 case ,$experiments, in *,myrocks,* | *,innodb,*) servers="mariadb" ;; esac
 case ,$experiments, in *,mongodb,*) servers="$servers mongodb" ;; esac
 # shellcheck disable=SC2086 # the server names are words
-eval "$(KVMARK_MARIADB_ARGS="--rocksdb-block-cache-size=$cache --innodb-buffer-pool-size=$pool" scripts/servers start $servers)"
+# An assignment keeps scripts/servers' exit status (eval of its output would not).
+urls=$(KVMARK_MARIADB_ARGS="--rocksdb-block-cache-size=$cache --innodb-buffer-pool-size=$pool" scripts/servers start $servers)
+eval "$urls"
 export KVMARK_MARIADB_URL KVMARK_MONGODB_URL
 
 run() { # run NAME ENGINE SPEC MODES: one report directory OUT/NAME, its figures

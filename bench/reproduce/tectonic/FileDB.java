@@ -21,13 +21,14 @@ import site.ycsb.Status;
  */
 public class FileDB extends DB {
   private static BufferedWriter out;
+  private static String path;
   private static int open;
 
   @Override
   public void init() throws DBException {
     synchronized (FileDB.class) {
       if (open++ == 0) {
-        String path = getProperties().getProperty("filedb.path");
+        path = getProperties().getProperty("filedb.path");
         if (path == null) {
           throw new DBException("FileDB needs -p filedb.path=FILE");
         }
@@ -53,6 +54,7 @@ public class FileDB extends DB {
     }
   }
 
+  /** Writes one operation; a failed write ends the run (exit 1) with its reason. */
   private static Status line(String text) {
     synchronized (FileDB.class) {
       try {
@@ -60,6 +62,8 @@ public class FileDB extends DB {
         out.newLine();
         return Status.OK;
       } catch (IOException e) {
+        System.err.println("FileDB: writing " + path + " failed: " + e);
+        System.exit(1);
         return Status.ERROR;
       }
     }
